@@ -1,0 +1,665 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/weir-sec/weir/internal/flow"
+)
+
+// CurrentVersion is the only policy format version this package reads.
+const CurrentVersion = 1
+
+// MaxFileSize bounds the policy files [Load] reads. Real policies are a few
+// kilobytes; anything near this is the wrong file.
+const MaxFileSize = 1 << 20
+
+// FileName is the policy file looked for in $WEIR_HOME.
+const FileName = "policy.yaml"
+
+// Parse compiles a policy file's contents, layered on the default preset:
+// keys the file sets replace the preset's (flow keys one by one), keys it
+// leaves out keep the preset's values, and its tools and allow_flows entries
+// come after the preset's. An empty file (or one holding only comments) is
+// the default preset. file names the policy in errors and in
+// [Policy.Source]; it is not read.
+//
+// On failure the error is an [ErrorList] holding every problem found, sorted
+// by line.
+func Parse(file string, data []byte) (*Policy, error) {
+	base, err := builtin(defaultPreset)
+	if err != nil {
+		return nil, err
+	}
+	l, errs := decode(file, data)
+	if len(errs) > 0 {
+		return nil, ErrorList(errs)
+	}
+	return l.apply(base, file), nil
+}
+
+// Load reads and parses a policy file (see [Parse]).
+func Load(file string) (*Policy, error) {
+	data, err := readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(file, data)
+}
+
+// Resolve finds the policy a proxy runs with: the file given by --policy
+// when flagPath is set; else $WEIR_HOME/policy.yaml when it exists; else the
+// embedded default preset. A policy file that exists but cannot be read or
+// parsed is an error, never a silent fall back to the default.
+func Resolve(flagPath, weirHome string) (*Policy, error) {
+	if flagPath != "" {
+		return Load(flagPath)
+	}
+	if weirHome != "" {
+		file := filepath.Join(weirHome, FileName)
+		_, err := os.Stat(file)
+		if err == nil {
+			return Load(file)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, ErrorList{readError(file, err)}
+		}
+	}
+	return Preset(defaultPreset)
+}
+
+func readFile(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, ErrorList{readError(file, err)}
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, ErrorList{{File: file, Msg: "is a directory; give the path of a policy file"}}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, ErrorList{readError(file, err)}
+	}
+	if len(data) > MaxFileSize {
+		return nil, ErrorList{{File: file, Msg: fmt.Sprintf("is larger than %d KiB; a policy is a short YAML file, check the path", MaxFileSize>>10)}}
+	}
+	return data, nil
+}
+
+func readError(file string, err error) *Error {
+	cause := err
+	if pe, ok := err.(*fs.PathError); ok {
+		cause = pe.Err // the path is already in File
+	}
+	return &Error{File: file, Msg: fmt.Sprintf("cannot read the policy file (%v); check the path and its permissions", cause), err: err}
+}
+
+// layer is what one policy file sets; nil fields are keys it leaves out.
+type layer struct {
+	version       *int
+	mode          *Mode
+	defaultAction *DefaultAction
+	exfiltration  *flow.Verdict
+	trifecta      *flow.Verdict
+	integrity     *flow.Verdict
+	minMatches    *int
+	allowFlows    []FlowRule
+	tools         []ToolEntry
+}
+
+// apply layers l over base and returns the result; base is not changed.
+func (l *layer) apply(base *Policy, source string) *Policy {
+	p := base.clone()
+	p.Source = source
+	set(&p.Version, l.version)
+	set(&p.Mode, l.mode)
+	set(&p.DefaultAction, l.defaultAction)
+	set(&p.Flow.Exfiltration, l.exfiltration)
+	set(&p.Flow.Trifecta, l.trifecta)
+	set(&p.Flow.Integrity, l.integrity)
+	set(&p.Flow.MinMatches, l.minMatches)
+	p.Flow.AllowFlows = append(p.Flow.AllowFlows, l.allowFlows...)
+	p.Tools = append(p.Tools, l.tools...)
+	return p
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// missing lists the scalar keys l leaves out, by key path. Presets must set
+// every key so that reading one tells the whole story.
+func (l *layer) missing() []string {
+	var out []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{
+		{"version", l.version != nil},
+		{"mode", l.mode != nil},
+		{"default_action", l.defaultAction != nil},
+		{"flow.exfiltration", l.exfiltration != nil},
+		{"flow.trifecta", l.trifecta != nil},
+		{"flow.integrity", l.integrity != nil},
+		{"flow.min_matches", l.minMatches != nil},
+	} {
+		if !k.set {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
+// A level is one kind of mapping in the policy and the keys valid in it.
+type level struct {
+	where string // where its keys are written, for "belongs ..." hints
+	keys  []string
+}
+
+var (
+	topLevel  = &level{where: "at the top level", keys: []string{"version", "mode", "default_action", "flow", "tools"}}
+	flowLevel = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "min_matches", "allow_flows"}}
+	toolLevel = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels"}}
+
+	levels = []*level{topLevel, flowLevel, toolLevel}
+)
+
+const (
+	exampleTool  = `{match: "notes:*", labels: [private]}`
+	exampleFlow  = `"notes:* -> slack:post_message"`
+	actionList   = "allow, warn, block or escalate"
+	maxErrorsPer = 100 // stop collecting after this many; the first ones matter
+)
+
+// decoder walks a policy's YAML node tree, filling a layer and collecting
+// every problem with its position.
+type decoder struct {
+	file string
+	data []byte
+	errs []*Error
+	l    layer
+}
+
+// decode parses one policy document into a layer.
+func decode(file string, data []byte) (l *layer, errs []*Error) {
+	d := &decoder{file: file, data: data}
+	defer func() {
+		// The YAML parser is not ours; a panic in it must not take the
+		// proxy down (rule 5). Report it as a file-level error instead.
+		if r := recover(); r != nil {
+			l, errs = nil, []*Error{{File: file, Msg: fmt.Sprintf("cannot parse the policy as YAML (%v)", r)}}
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if err == io.EOF { // empty, or only comments
+			return &d.l, nil
+		}
+		return nil, []*Error{d.syntaxError(err)}
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == io.EOF:
+	case err != nil:
+		d.errs = append(d.errs, d.syntaxError(err))
+	default:
+		d.errAt(&extra, "", `a policy file holds one YAML document; remove this "---" and what follows, or merge it into the first document`)
+	}
+	d.document(&doc)
+	sortErrors(d.errs)
+	if len(d.errs) > maxErrorsPer {
+		d.errs = d.errs[:maxErrorsPer]
+	}
+	return &d.l, d.errs
+}
+
+var yamlLineRE = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
+
+// syntaxError turns a YAML parser error into an *Error that keeps the
+// parser's line number.
+func (d *decoder) syntaxError(err error) *Error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	e := &Error{File: d.file, err: err}
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	hint := "check the indentation and quoting on this line and the ones just above"
+	if e.Line > 0 && lineIndentHasTab(d.data, e.Line) {
+		hint = "indent with spaces; YAML does not allow tabs"
+	}
+	e.Msg = fmt.Sprintf("invalid YAML: %s; %s", msg, hint)
+	return e
+}
+
+func lineIndentHasTab(data []byte, line int) bool {
+	for i := 1; i < line; i++ {
+		j := bytes.IndexByte(data, '\n')
+		if j < 0 {
+			return false
+		}
+		data = data[j+1:]
+	}
+	for _, c := range data {
+		switch c {
+		case '\t':
+			return true
+		case ' ':
+			continue
+		}
+		return false
+	}
+	return false
+}
+
+func (d *decoder) errAt(n *yaml.Node, key, format string, args ...any) {
+	e := &Error{File: d.file, Key: key, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line, e.Column = n.Line, n.Column
+	}
+	d.errs = append(d.errs, e)
+}
+
+// deref follows an alias to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+func isString(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str"
+}
+
+// describe says what a node holds, for "got ..." messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return "nothing"
+		case "!!str":
+			return fmt.Sprintf("the string %q", n.Value)
+		case "!!int", "!!float":
+			return "the number " + n.Value
+		case "!!bool":
+			return n.Value
+		}
+		return fmt.Sprintf("%s %q", n.ShortTag(), n.Value)
+	}
+	return "a YAML document"
+}
+
+func joinKey(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func indexKey(path string, i int) string {
+	return path + "[" + strconv.Itoa(i) + "]"
+}
+
+// entry is one key and its value in a mapping.
+type entry struct{ k, v *yaml.Node }
+
+// mapping checks the keys of a mapping node against lvl and returns the
+// valid ones. Unknown, duplicate and malformed keys are reported.
+func (d *decoder) mapping(n *yaml.Node, path string, lvl *level) map[string]entry {
+	out := make(map[string]entry, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.errAt(k, path, "a key must be a plain name such as %q, not %s", lvl.keys[0], describe(k))
+			continue
+		}
+		name := k.Value
+		key := joinKey(path, name)
+		if k.ShortTag() == "!!merge" {
+			d.errAt(k, path, "merge keys (<<) are not supported in a policy; write the keys out")
+			continue
+		}
+		if prev, dup := out[name]; dup {
+			d.errAt(k, key, "duplicate key; it is already set on line %d, keep one", prev.k.Line)
+			continue
+		}
+		if !slices.Contains(lvl.keys, name) {
+			d.errAt(k, key, "%s", unknownKey(name, lvl))
+			continue
+		}
+		out[name] = entry{k, v}
+	}
+	return out
+}
+
+func unknownKey(name string, lvl *level) string {
+	if m := suggest(name, lvl.keys); m != "" {
+		return fmt.Sprintf("unknown key %q; did you mean %q?", name, m)
+	}
+	for _, other := range levels {
+		if other != lvl && slices.Contains(other.keys, name) {
+			return fmt.Sprintf("unknown key %q here; it belongs %s", name, other.where)
+		}
+	}
+	return fmt.Sprintf("unknown key %q; valid keys here are %s", name, andList(lvl.keys))
+}
+
+// document decodes the top-level mapping.
+func (d *decoder) document(doc *yaml.Node) {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return
+	}
+	top := deref(doc.Content[0])
+	if isNull(top) { // "---" alone, or "null": same as an empty file
+		return
+	}
+	if top.Kind != yaml.MappingNode {
+		d.errAt(top, "", "a policy is a mapping of keys (%s), got %s", strings.Join(topLevel.keys, ", "), describe(top))
+		return
+	}
+	m := d.mapping(top, "", topLevel)
+	if e, ok := m["version"]; ok {
+		d.version(e)
+	} else {
+		d.errAt(top, "version", "missing; start the file with \"version: %d\"", CurrentVersion)
+	}
+	if e, ok := m["mode"]; ok {
+		if i, ok := d.enum("mode", e, "mode", modeNames); ok {
+			v := Mode(i)
+			d.l.mode = &v
+		}
+	}
+	if e, ok := m["default_action"]; ok {
+		if i, ok := d.enum("default_action", e, "default action", defaultActionNames); ok {
+			v := DefaultAction(i)
+			d.l.defaultAction = &v
+		}
+	}
+	if e, ok := m["flow"]; ok {
+		d.flow(e)
+	}
+	if e, ok := m["tools"]; ok {
+		d.tools(e)
+	}
+}
+
+func (d *decoder) version(e entry) {
+	v := deref(e.v)
+	if isNull(v) {
+		d.errAt(e.k, "version", "missing value; write \"version: %d\"", CurrentVersion)
+		return
+	}
+	n, ok := d.integer("version", v, fmt.Sprintf("the number %d", CurrentVersion))
+	if !ok {
+		return
+	}
+	if n != CurrentVersion {
+		d.errAt(v, "version", "version %d is not supported; this Weir reads version %d", n, CurrentVersion)
+		return
+	}
+	d.l.version = &n
+}
+
+// integer decodes a whole number; want describes what is expected.
+func (d *decoder) integer(key string, v *yaml.Node, want string) (int, bool) {
+	var n int
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!int" {
+		if v.Decode(&n) != nil {
+			d.errAt(v, key, "the number %s is too large; want %s", v.Value, want)
+			return 0, false
+		}
+		return n, true
+	}
+	hint := ""
+	if _, err := strconv.Atoi(strings.TrimSpace(v.Value)); err == nil && isString(v) {
+		hint = "; drop the quotes"
+	}
+	d.errAt(v, key, "want %s, got %s%s", want, describe(v), hint)
+	return 0, false
+}
+
+// enum decodes a string that must be one of names and returns its index.
+func (d *decoder) enum(key string, e entry, what string, names []string) (int, bool) {
+	v := deref(e.v)
+	want := orList(names)
+	if isNull(v) {
+		d.errAt(e.k, key, "missing value; want %s", want)
+		return 0, false
+	}
+	if !isString(v) {
+		d.errAt(v, key, "want %s, got %s", want, describe(v))
+		return 0, false
+	}
+	if i := slices.Index(names, v.Value); i >= 0 {
+		return i, true
+	}
+	d.errAt(v, key, "unknown %s %q; want %s%s", what, v.Value, want, didYouMean(v.Value, names))
+	return 0, false
+}
+
+func (d *decoder) flow(e entry) {
+	v := deref(e.v)
+	if isNull(v) { // "flow:" with nothing under it sets nothing
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		d.errAt(v, "flow", "want a mapping of flow settings, e.g. {exfiltration: block, trifecta: warn}, got %s", describe(v))
+		return
+	}
+	m := d.mapping(v, "flow", flowLevel)
+	for _, a := range []struct {
+		name string
+		dst  **flow.Verdict
+	}{
+		{"exfiltration", &d.l.exfiltration},
+		{"trifecta", &d.l.trifecta},
+		{"integrity", &d.l.integrity},
+	} {
+		if e, ok := m[a.name]; ok {
+			if verdict, ok := d.action("flow."+a.name, e); ok {
+				*a.dst = &verdict
+			}
+		}
+	}
+	if e, ok := m["min_matches"]; ok {
+		d.minMatches(e)
+	}
+	if e, ok := m["allow_flows"]; ok {
+		d.allowFlows(e)
+	}
+}
+
+// action decodes a flow action: allow, warn, block or escalate.
+func (d *decoder) action(key string, e entry) (flow.Verdict, bool) {
+	v := deref(e.v)
+	if isNull(v) {
+		d.errAt(e.k, key, "missing value; want %s", actionList)
+		return 0, false
+	}
+	if !isString(v) {
+		d.errAt(v, key, "want an action (%s), got %s", actionList, describe(v))
+		return 0, false
+	}
+	verdict, err := flow.ParseVerdict(v.Value)
+	if err == nil && slices.Contains(flowActions, verdict) {
+		return verdict, true
+	}
+	if err == nil {
+		d.errAt(v, key, "%q is not a flow action; want %s", v.Value, actionList)
+		return 0, false
+	}
+	names := make([]string, len(flowActions))
+	for i, a := range flowActions {
+		names[i] = a.String()
+	}
+	d.errAt(v, key, "unknown action %q; want %s%s", v.Value, actionList, didYouMean(v.Value, names))
+	return 0, false
+}
+
+func (d *decoder) minMatches(e entry) {
+	const key = "flow.min_matches"
+	v := deref(e.v)
+	if isNull(v) {
+		d.errAt(e.k, key, "missing value; want a whole number of at least 1, e.g. 2")
+		return
+	}
+	n, ok := d.integer(key, v, "a whole number of at least 1, e.g. 2")
+	if !ok {
+		return
+	}
+	if n < 1 {
+		d.errAt(v, key, "must be at least 1, got %d; 1 calls a single fingerprint hit a leak", n)
+		return
+	}
+	d.l.minMatches = &n
+}
+
+func (d *decoder) allowFlows(e entry) {
+	const key = "flow.allow_flows"
+	v := deref(e.v)
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.SequenceNode {
+		d.errAt(v, key, "want a list of flows, e.g. [%s], got %s", exampleFlow, describe(v))
+		return
+	}
+	for i, item := range v.Content {
+		item = deref(item)
+		ikey := indexKey(key, i)
+		if !isString(item) {
+			d.errAt(item, ikey, "want a flow written \"FROM -> TO\", e.g. %s, got %s", exampleFlow, describe(item))
+			continue
+		}
+		r, err := parseFlowRule(item.Value)
+		if err != nil {
+			d.errAt(item, ikey, "%v", err)
+			continue
+		}
+		r.Line, r.Source = item.Line, d.file
+		d.l.allowFlows = append(d.l.allowFlows, r)
+	}
+}
+
+func (d *decoder) tools(e entry) {
+	v := deref(e.v)
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.SequenceNode {
+		d.errAt(v, "tools", "want a list of tool entries, e.g. [%s], got %s", exampleTool, describe(v))
+		return
+	}
+	for i, item := range v.Content {
+		d.tool(indexKey("tools", i), deref(item))
+	}
+}
+
+func (d *decoder) tool(path string, n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		d.errAt(n, path, "want a tool entry such as %s, got %s", exampleTool, describe(n))
+		return
+	}
+	m := d.mapping(n, path, toolLevel)
+	te := ToolEntry{Line: n.Line, Source: d.file}
+	ok := true
+	if e, found := m["match"]; found {
+		ok = d.match(joinKey(path, "match"), e, &te) && ok
+	} else {
+		d.errAt(n, path, `missing "match"; say which tools this entry labels, e.g. match: "notes:*"`)
+		ok = false
+	}
+	if e, found := m["labels"]; found {
+		ok = d.labels(joinKey(path, "labels"), e, &te) && ok
+	} else {
+		d.errAt(n, path, `missing "labels"; list the labels these tools carry, e.g. labels: [private], or labels: [] for none`)
+		ok = false
+	}
+	if ok {
+		d.l.tools = append(d.l.tools, te)
+	}
+}
+
+func (d *decoder) match(key string, e entry, te *ToolEntry) bool {
+	v := deref(e.v)
+	if isNull(v) {
+		d.errAt(e.k, key, `missing value; want a tool pattern such as "notes:*"`)
+		return false
+	}
+	if !isString(v) {
+		d.errAt(v, key, `want a tool pattern such as "notes:*", got %s`, describe(v))
+		return false
+	}
+	g, err := CompileGlob(v.Value)
+	if err != nil {
+		d.errAt(v, key, "%v", err)
+		return false
+	}
+	te.Match = g
+	return true
+}
+
+func (d *decoder) labels(key string, e entry, te *ToolEntry) bool {
+	v := deref(e.v)
+	if isNull(v) {
+		d.errAt(e.k, key, "missing value; want a list of labels, e.g. [private, sink], or [] for none")
+		return false
+	}
+	if v.Kind != yaml.SequenceNode {
+		hint := ""
+		if isString(v) {
+			hint = fmt.Sprintf(" (write [%s])", v.Value)
+		}
+		d.errAt(v, key, "want a list of labels, e.g. [private, sink], got %s%s", describe(v), hint)
+		return false
+	}
+	ok := true
+	allLabels := flow.Private | flow.Untrusted | flow.Sink
+	for i, item := range v.Content {
+		item = deref(item)
+		ikey := indexKey(key, i)
+		if !isString(item) {
+			d.errAt(item, ikey, "want a label (private, untrusted or sink), got %s", describe(item))
+			ok = false
+			continue
+		}
+		l, err := flow.ParseLabel(item.Value)
+		if err != nil {
+			d.errAt(item, ikey, "unknown label %q; want private, untrusted or sink%s", item.Value, didYouMean(item.Value, allLabels.Names()))
+			ok = false
+			continue
+		}
+		if te.Labels.Has(l) {
+			d.errAt(item, ikey, "label %q is listed twice; remove one", item.Value)
+			ok = false
+			continue
+		}
+		te.Labels |= l
+	}
+	return ok
+}

@@ -1,0 +1,166 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/weir-sec/weir/internal/flow"
+)
+
+// Mode says whether decisions are enforced or only recorded.
+type Mode uint8
+
+const (
+	// Enforce keeps blocked calls from the server. It is the zero value, so
+	// a forgotten mode fails closed.
+	Enforce Mode = iota
+	// Monitor makes and logs every decision but blocks nothing.
+	Monitor
+)
+
+var modeNames = []string{Enforce: "enforce", Monitor: "monitor"}
+
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("mode(%d)", m)
+}
+
+// DefaultAction says what happens to a tool that no `tools:` entry matches.
+type DefaultAction uint8
+
+const (
+	// DefaultAllow labels an unlisted tool from its MCP annotations and the
+	// name heuristics, and decides its calls like any other.
+	DefaultAllow DefaultAction = iota
+	// DefaultDeny refuses every call to an unlisted tool (allowlist mode).
+	DefaultDeny
+)
+
+var defaultActionNames = []string{DefaultAllow: "allow", DefaultDeny: "deny"}
+
+func (a DefaultAction) String() string {
+	if int(a) < len(defaultActionNames) {
+		return defaultActionNames[a]
+	}
+	return fmt.Sprintf("default_action(%d)", a)
+}
+
+// flowActions are the verdicts a flow key may name. Redact is a verdict the
+// engine reaches on results, not an action a policy can ask for.
+var flowActions = []flow.Verdict{flow.Allow, flow.Warn, flow.Block, flow.Escalate}
+
+// Policy is a compiled policy: one file layered on the default preset, or a
+// preset on its own. A Policy is not changed after it is built, so it can be
+// shared between goroutines.
+type Policy struct {
+	Version       int
+	Mode          Mode
+	DefaultAction DefaultAction
+	Flow          Flow
+	Tools         []ToolEntry
+	Source        string // file path, or "preset:NAME" for an embedded preset
+}
+
+// Flow holds the information-flow actions: what to do with a sink call given
+// what the session has seen.
+type Flow struct {
+	// Exfiltration is the action when private data is found in a sink
+	// call's arguments.
+	Exfiltration flow.Verdict
+	// Trifecta is the action for a sink call while the session holds both
+	// private data and untrusted input.
+	Trifecta flow.Verdict
+	// Integrity is the action for a sink call after any untrusted input.
+	Integrity flow.Verdict
+	// MinMatches is how many fingerprint hits from private sources make a
+	// leak (at least 1).
+	MinMatches int
+	// AllowFlows are declassified flows: data from a matching source may
+	// reach a matching sink.
+	AllowFlows []FlowRule
+}
+
+// FlowRule is one allow_flows entry, "FROM -> TO".
+type FlowRule struct {
+	From, To Glob
+	Text     string // the entry as written
+	Line     int    // where it was written (in Source)
+	Source   string // the file or preset the entry came from
+}
+
+// ToolEntry is one `tools:` entry: tools matching Match carry Labels.
+type ToolEntry struct {
+	Match  Glob
+	Labels flow.Labels
+	Line   int    // where it was written (in Source)
+	Source string // the file or preset the entry came from
+}
+
+// ToolLabels returns the union of the labels of every `tools:` entry that
+// matches tool on server, and the first matching entry (to explain a
+// decision), or nil when none matches.
+func (p *Policy) ToolLabels(server, tool string) (labels flow.Labels, entry *ToolEntry) {
+	if p == nil {
+		return 0, nil
+	}
+	for i := range p.Tools {
+		e := &p.Tools[i]
+		if e.Match.Match(server, tool) {
+			labels |= e.Labels
+			if entry == nil {
+				entry = e
+			}
+		}
+	}
+	return labels, entry
+}
+
+// Listed reports whether some `tools:` entry matches tool on server. Under
+// default_action: deny, a tool that is not listed is refused.
+func (p *Policy) Listed(server, tool string) bool {
+	if p == nil {
+		return false
+	}
+	for i := range p.Tools {
+		if p.Tools[i].Match.Match(server, tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// FlowAllowed reports whether an allow_flows rule lets data from source
+// reach sink. Both are written "server/tool" and split at the first "/"; a
+// name without "/" is a tool on an unnamed server.
+func (p *Policy) FlowAllowed(source, sink string) bool {
+	if p == nil {
+		return false
+	}
+	ss, st := splitQualified(source)
+	ks, kt := splitQualified(sink)
+	for i := range p.Flow.AllowFlows {
+		r := &p.Flow.AllowFlows[i]
+		if r.From.Match(ss, st) && r.To.Match(ks, kt) {
+			return true
+		}
+	}
+	return false
+}
+
+func splitQualified(s string) (server, tool string) {
+	if server, tool, ok := strings.Cut(s, "/"); ok {
+		return server, tool
+	}
+	return "", s
+}
+
+// clone returns a copy of p that shares nothing mutable with it.
+func (p *Policy) clone() *Policy {
+	c := *p
+	c.Tools = slices.Clone(p.Tools)
+	c.Flow.AllowFlows = slices.Clone(p.Flow.AllowFlows)
+	return &c
+}
