@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Error is one problem found in a policy. Every error the package returns for
@@ -83,6 +85,21 @@ func sortErrors(errs []*Error) {
 	slices.SortStableFunc(errs, func(a, b *Error) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
+}
+
+// quote puts a user's text in double quotes for a message. Printable text
+// is shown as written, so a Windows path keeps single backslashes; text with
+// a quote or an unprintable character is escaped as a Go string.
+func quote(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if r == '"' || !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return `"` + s + `"`
 }
 
 // orList writes names as "a, b or c".

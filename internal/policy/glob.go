@@ -64,7 +64,7 @@ func CompileGlob(pat string) (Glob, error) {
 		return Glob{}, errors.New(`empty pattern; write "server:tool" or "tool", e.g. "notes:*" or "read_file"`)
 	}
 	if !utf8.ValidString(pat) {
-		return Glob{}, fmt.Errorf("pattern %q is not valid UTF-8", pat)
+		return Glob{}, fmt.Errorf("pattern %s is not valid UTF-8", quote(pat))
 	}
 	g := Glob{src: pat, valid: true}
 	// Find the first unescaped colon and check escapes and spaces on the way.
@@ -73,7 +73,7 @@ func CompileGlob(pat string) (Glob, error) {
 		switch c := pat[i]; {
 		case c == '\\':
 			if i+1 == len(pat) {
-				return Glob{}, fmt.Errorf(`pattern %q ends with a lone "\"; write "\\" for a backslash`, pat)
+				return Glob{}, fmt.Errorf(`pattern %s ends with a lone "\"; write "\\" for a backslash`, quote(pat))
 			}
 			_, w := utf8.DecodeRuneInString(pat[i+1:])
 			i += w
@@ -82,7 +82,7 @@ func CompileGlob(pat string) (Glob, error) {
 		default:
 			r, w := utf8.DecodeRuneInString(pat[i:])
 			if unicode.IsSpace(r) {
-				return Glob{}, fmt.Errorf(`pattern %q contains a space; server and tool names have none (write "\ " if you mean one)`, pat)
+				return Glob{}, fmt.Errorf(`pattern %s contains a space; server and tool names have none (write "\ " if you mean one)`, quote(pat))
 			}
 			i += w - 1
 		}
@@ -92,10 +92,10 @@ func CompileGlob(pat string) (Glob, error) {
 		serverSrc := pat[:split]
 		toolSrc = pat[split+1:]
 		if serverSrc == "" {
-			return Glob{}, fmt.Errorf(`pattern %q has nothing before ":"; write "*:%s" for any server, or drop the colon`, pat, toolSrc)
+			return Glob{}, fmt.Errorf(`pattern %s has nothing before ":"; write %s for any server, or drop the colon`, quote(pat), quote("*:"+toolSrc))
 		}
 		if toolSrc == "" {
-			return Glob{}, fmt.Errorf(`pattern %q has nothing after ":"; write "%s*" for every tool of that server`, pat, pat)
+			return Glob{}, fmt.Errorf(`pattern %s has nothing after ":"; write %s for every tool of that server`, quote(pat), quote(pat+"*"))
 		}
 		g.hasServer = true
 		g.server = compileSide(serverSrc)

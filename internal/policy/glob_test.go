@@ -92,7 +92,7 @@ func TestCompileGlobErrors(t *testing.T) {
 		{"", `empty pattern; write "server:tool" or "tool", e.g. "notes:*" or "read_file"`},
 		{":x", `pattern ":x" has nothing before ":"; write "*:x" for any server, or drop the colon`},
 		{"notes:", `pattern "notes:" has nothing after ":"; write "notes:*" for every tool of that server`},
-		{`a\`, `pattern "a\\" ends with a lone "\"; write "\\" for a backslash`},
+		{`a\`, `pattern "a\" ends with a lone "\"; write "\\" for a backslash`},
 		{"a b", `pattern "a b" contains a space; server and tool names have none (write "\ " if you mean one)`},
 		{"notes:\t*", `pattern "notes:\t*" contains a space; server and tool names have none (write "\ " if you mean one)`},
 		{"\xff", `pattern "\xff" is not valid UTF-8`},

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -182,7 +183,7 @@ const (
 	exampleTool  = `{match: "notes:*", labels: [private]}`
 	exampleFlow  = `"notes:* -> slack:post_message"`
 	actionList   = "allow, warn, block or escalate"
-	maxErrorsPer = 100 // stop collecting after this many; the first ones matter
+	maxErrors    = 100 // report at most this many problems; the first ones matter
 )
 
 // decoder walks a policy's YAML node tree, filling a layer and collecting
@@ -195,25 +196,18 @@ type decoder struct {
 }
 
 // decode parses one policy document into a layer.
-func decode(file string, data []byte) (l *layer, errs []*Error) {
+func decode(file string, data []byte) (*layer, []*Error) {
 	d := &decoder{file: file, data: data}
-	defer func() {
-		// The YAML parser is not ours; a panic in it must not take the
-		// proxy down (rule 5). Report it as a file-level error instead.
-		if r := recover(); r != nil {
-			l, errs = nil, []*Error{{File: file, Msg: fmt.Sprintf("cannot parse the policy as YAML (%v)", r)}}
-		}
-	}()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
+	if err := safeDecode(dec, &doc); err != nil {
 		if err == io.EOF { // empty, or only comments
 			return &d.l, nil
 		}
 		return nil, []*Error{d.syntaxError(err)}
 	}
 	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
+	switch err := safeDecode(dec, &extra); {
 	case err == io.EOF:
 	case err != nil:
 		d.errs = append(d.errs, d.syntaxError(err))
@@ -222,29 +216,64 @@ func decode(file string, data []byte) (l *layer, errs []*Error) {
 	}
 	d.document(&doc)
 	sortErrors(d.errs)
-	if len(d.errs) > maxErrorsPer {
-		d.errs = d.errs[:maxErrorsPer]
+	if len(d.errs) > maxErrors {
+		d.errs = d.errs[:maxErrors]
 	}
 	return &d.l, d.errs
 }
 
-var yamlLineRE = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
+// safeDecode reads the next YAML document. The YAML parser is not ours: a
+// panic in it must not take the proxy down (rule 5), so it becomes an error.
+func safeDecode(dec *yaml.Decoder, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: cannot parse (%v)", r)
+		}
+	}()
+	return dec.Decode(n)
+}
+
+var (
+	yamlLineRE   = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
+	yamlAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+	wholeRE      = regexp.MustCompile(`^[-+]?[0-9]+$`)
+)
 
 // syntaxError turns a YAML parser error into an *Error that keeps the
 // parser's line number.
 func (d *decoder) syntaxError(err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	e := &Error{File: d.file, err: err}
+	hint := "check the indentation and quoting near this line"
 	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		msg = m[2]
-	}
-	hint := "check the indentation and quoting on this line and the ones just above"
-	if e.Line > 0 && lineIndentHasTab(d.data, e.Line) {
-		hint = "indent with spaces; YAML does not allow tabs"
+		if lineIndentHasTab(d.data, e.Line) {
+			hint = "indent with spaces; YAML does not allow tabs"
+		}
+	} else if m := yamlAnchorRE.FindStringSubmatch(err.Error()); m != nil {
+		// The parser gives no position here; the first use is the culprit.
+		e.Line, e.Column = position(d.data, "*"+m[1])
+		msg = fmt.Sprintf("alias *%s names no anchor", m[1])
+		hint = fmt.Sprintf("define it first with &%s, or remove the *", m[1])
+	} else {
+		hint = "check the file is a YAML text file"
 	}
 	e.Msg = fmt.Sprintf("invalid YAML: %s; %s", msg, hint)
 	return e
+}
+
+// position returns the 1-based line and column of the first s in data, or
+// 0, 0 when it is not there.
+func position(data []byte, s string) (line, col int) {
+	i := bytes.Index(data, []byte(s))
+	if i < 0 {
+		return 0, 0
+	}
+	before := data[:i]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	return line, col
 }
 
 func lineIndentHasTab(data []byte, line int) bool {
@@ -303,13 +332,13 @@ func describe(n *yaml.Node) string {
 		case "!!null":
 			return "nothing"
 		case "!!str":
-			return fmt.Sprintf("the string %q", n.Value)
+			return "the string " + quote(n.Value)
 		case "!!int", "!!float":
 			return "the number " + n.Value
 		case "!!bool":
 			return n.Value
 		}
-		return fmt.Sprintf("%s %q", n.ShortTag(), n.Value)
+		return n.ShortTag() + " " + quote(n.Value)
 	}
 	return "a YAML document"
 }
@@ -329,9 +358,12 @@ func indexKey(path string, i int) string {
 type entry struct{ k, v *yaml.Node }
 
 // mapping checks the keys of a mapping node against lvl and returns the
-// valid ones. Unknown, duplicate and malformed keys are reported.
-func (d *decoder) mapping(n *yaml.Node, path string, lvl *level) map[string]entry {
-	out := make(map[string]entry, len(n.Content)/2)
+// valid ones. Unknown, duplicate and malformed keys are reported. typos holds
+// the valid keys suggested for unknown ones, so that a misspelt required key
+// is not also reported missing.
+func (d *decoder) mapping(n *yaml.Node, path string, lvl *level) (out map[string]entry, typos map[string]bool) {
+	out = make(map[string]entry, len(n.Content)/2)
+	typos = map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := deref(n.Content[i]), n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
@@ -349,24 +381,27 @@ func (d *decoder) mapping(n *yaml.Node, path string, lvl *level) map[string]entr
 			continue
 		}
 		if !slices.Contains(lvl.keys, name) {
-			d.errAt(k, key, "%s", unknownKey(name, lvl))
+			if m := suggest(name, lvl.keys); m != "" {
+				typos[m] = true
+				d.errAt(k, key, "unknown key %s; did you mean %q?", quote(name), m)
+			} else {
+				d.errAt(k, key, "%s", unknownKey(name, lvl))
+			}
 			continue
 		}
 		out[name] = entry{k, v}
 	}
-	return out
+	return out, typos
 }
 
+// unknownKey explains a key that is not valid here and not a likely typo.
 func unknownKey(name string, lvl *level) string {
-	if m := suggest(name, lvl.keys); m != "" {
-		return fmt.Sprintf("unknown key %q; did you mean %q?", name, m)
-	}
 	for _, other := range levels {
 		if other != lvl && slices.Contains(other.keys, name) {
-			return fmt.Sprintf("unknown key %q here; it belongs %s", name, other.where)
+			return fmt.Sprintf("unknown key %s here; it belongs %s", quote(name), other.where)
 		}
 	}
-	return fmt.Sprintf("unknown key %q; valid keys here are %s", name, andList(lvl.keys))
+	return fmt.Sprintf("unknown key %s; valid keys here are %s", quote(name), andList(lvl.keys))
 }
 
 // document decodes the top-level mapping.
@@ -382,10 +417,10 @@ func (d *decoder) document(doc *yaml.Node) {
 		d.errAt(top, "", "a policy is a mapping of keys (%s), got %s", strings.Join(topLevel.keys, ", "), describe(top))
 		return
 	}
-	m := d.mapping(top, "", topLevel)
+	m, typos := d.mapping(top, "", topLevel)
 	if e, ok := m["version"]; ok {
 		d.version(e)
-	} else {
+	} else if !typos["version"] {
 		d.errAt(top, "version", "missing; start the file with \"version: %d\"", CurrentVersion)
 	}
 	if e, ok := m["mode"]; ok {
@@ -395,7 +430,9 @@ func (d *decoder) document(doc *yaml.Node) {
 		}
 	}
 	if e, ok := m["default_action"]; ok {
-		if i, ok := d.enum("default_action", e, "default action", defaultActionNames); ok {
+		if v := deref(e.v); isString(v) && v.Value != "deny" && slices.Contains([]string{"block", "escalate", "warn"}, v.Value) {
+			d.errAt(v, "default_action", "%s is a flow action, not a default action; want allow or deny (deny refuses every tool that no tools: entry matches)", quote(v.Value))
+		} else if i, ok := d.enum("default_action", e, "default action", defaultActionNames); ok {
 			v := DefaultAction(i)
 			d.l.defaultAction = &v
 		}
@@ -438,6 +475,9 @@ func (d *decoder) integer(key string, v *yaml.Node, want string) (int, bool) {
 	hint := ""
 	if _, err := strconv.Atoi(strings.TrimSpace(v.Value)); err == nil && isString(v) {
 		hint = "; drop the quotes"
+	} else if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!float" && wholeRE.MatchString(v.Value) {
+		d.errAt(v, key, "the number %s is too large; want %s", v.Value, want)
+		return 0, false
 	}
 	d.errAt(v, key, "want %s, got %s%s", want, describe(v), hint)
 	return 0, false
@@ -458,7 +498,7 @@ func (d *decoder) enum(key string, e entry, what string, names []string) (int, b
 	if i := slices.Index(names, v.Value); i >= 0 {
 		return i, true
 	}
-	d.errAt(v, key, "unknown %s %q; want %s%s", what, v.Value, want, didYouMean(v.Value, names))
+	d.errAt(v, key, "unknown %s %s; want %s%s", what, quote(v.Value), want, didYouMean(v.Value, names))
 	return 0, false
 }
 
@@ -471,7 +511,7 @@ func (d *decoder) flow(e entry) {
 		d.errAt(v, "flow", "want a mapping of flow settings, e.g. {exfiltration: block, trifecta: warn}, got %s", describe(v))
 		return
 	}
-	m := d.mapping(v, "flow", flowLevel)
+	m, _ := d.mapping(v, "flow", flowLevel)
 	for _, a := range []struct {
 		name string
 		dst  **flow.Verdict
@@ -510,14 +550,14 @@ func (d *decoder) action(key string, e entry) (flow.Verdict, bool) {
 		return verdict, true
 	}
 	if err == nil {
-		d.errAt(v, key, "%q is not a flow action; want %s", v.Value, actionList)
+		d.errAt(v, key, "%s is not a flow action; want %s", quote(v.Value), actionList)
 		return 0, false
 	}
 	names := make([]string, len(flowActions))
 	for i, a := range flowActions {
 		names[i] = a.String()
 	}
-	d.errAt(v, key, "unknown action %q; want %s%s", v.Value, actionList, didYouMean(v.Value, names))
+	d.errAt(v, key, "unknown action %s; want %s%s", quote(v.Value), actionList, didYouMean(v.Value, names))
 	return 0, false
 }
 
@@ -553,7 +593,11 @@ func (d *decoder) allowFlows(e entry) {
 		item = deref(item)
 		ikey := indexKey(key, i)
 		if !isString(item) {
-			d.errAt(item, ikey, "want a flow written \"FROM -> TO\", e.g. %s, got %s", exampleFlow, describe(item))
+			hint := ""
+			if item.Kind == yaml.MappingNode {
+				hint = ` (quote the flow: a ": " in it starts a mapping)`
+			}
+			d.errAt(item, ikey, "want a flow written \"FROM -> TO\", e.g. %s, got %s%s", exampleFlow, describe(item), hint)
 			continue
 		}
 		r, err := parseFlowRule(item.Value)
@@ -585,20 +629,18 @@ func (d *decoder) tool(path string, n *yaml.Node) {
 		d.errAt(n, path, "want a tool entry such as %s, got %s", exampleTool, describe(n))
 		return
 	}
-	m := d.mapping(n, path, toolLevel)
+	m, typos := d.mapping(n, path, toolLevel)
 	te := ToolEntry{Line: n.Line, Source: d.file}
-	ok := true
+	ok := len(m)*2 == len(n.Content) // every key was valid
 	if e, found := m["match"]; found {
 		ok = d.match(joinKey(path, "match"), e, &te) && ok
-	} else {
+	} else if !typos["match"] {
 		d.errAt(n, path, `missing "match"; say which tools this entry labels, e.g. match: "notes:*"`)
-		ok = false
 	}
 	if e, found := m["labels"]; found {
 		ok = d.labels(joinKey(path, "labels"), e, &te) && ok
-	} else {
+	} else if !typos["labels"] {
 		d.errAt(n, path, `missing "labels"; list the labels these tools carry, e.g. labels: [private], or labels: [] for none`)
-		ok = false
 	}
 	if ok {
 		d.l.tools = append(d.l.tools, te)
@@ -650,12 +692,12 @@ func (d *decoder) labels(key string, e entry, te *ToolEntry) bool {
 		}
 		l, err := flow.ParseLabel(item.Value)
 		if err != nil {
-			d.errAt(item, ikey, "unknown label %q; want private, untrusted or sink%s", item.Value, didYouMean(item.Value, allLabels.Names()))
+			d.errAt(item, ikey, "unknown label %s; want private, untrusted or sink%s", quote(item.Value), didYouMean(item.Value, allLabels.Names()))
 			ok = false
 			continue
 		}
 		if te.Labels.Has(l) {
-			d.errAt(item, ikey, "label %q is listed twice; remove one", item.Value)
+			d.errAt(item, ikey, "label %s is listed twice; remove one", quote(item.Value))
 			ok = false
 			continue
 		}

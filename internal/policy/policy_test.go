@@ -678,8 +678,8 @@ func TestTooManyErrors(t *testing.T) {
 	}
 	_, err := Parse("p.yaml", []byte(b.String()))
 	var list ErrorList
-	if !errors.As(err, &list) || len(list) != maxErrorsPer {
-		t.Errorf("got %d errors, want %d", len(list), maxErrorsPer)
+	if !errors.As(err, &list) || len(list) != maxErrors {
+		t.Errorf("got %d errors, want %d", len(list), maxErrors)
 	}
 }
 

@@ -59,7 +59,7 @@ func builtin(name string) (*Policy, error) {
 }
 
 func unknownPreset(name string) error {
-	return ErrorList{{Key: "preset", Msg: fmt.Sprintf("unknown preset %q; want %s%s", name, orList(presetNames), didYouMean(name, presetNames))}}
+	return ErrorList{{Key: "preset", Msg: fmt.Sprintf("unknown preset %s; want %s%s", quote(name), orList(presetNames), didYouMean(name, presetNames))}}
 }
 
 // Preset returns the embedded preset called name. Its Source is
