@@ -180,10 +180,10 @@ var (
 )
 
 const (
-	exampleTool  = `{match: "notes:*", labels: [private]}`
-	exampleFlow  = `"notes:* -> slack:post_message"`
-	actionList   = "allow, warn, block or escalate"
-	maxErrors    = 100 // report at most this many problems; the first ones matter
+	exampleTool = `{match: "notes:*", labels: [private]}`
+	exampleFlow = `"notes:* -> slack:post_message"`
+	actionList  = "allow, warn, block or escalate"
+	maxErrors   = 100 // report at most this many problems; the first ones matter
 )
 
 // decoder walks a policy's YAML node tree, filling a layer and collecting
