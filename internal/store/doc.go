@@ -1,0 +1,51 @@
+// Package store keeps Weir's state on disk: the home directory, the
+// per-install key that every fingerprint and digest is keyed with, the
+// identity of the client session a proxy serves, and the state store that
+// the proxies of one client share.
+//
+// # Why a shared store
+//
+// An MCP client starts one `weir run` process per MCP server. Taint read
+// through one server must block a leak through another server of the same
+// client, so the proxies of one client share their session's flow state
+// through a SQLite file ($WEIR_HOME/state.db) in WAL mode. Each tool result
+// leaves a [flow.Observation] (tool name, labels, time, and keyed fingerprints
+// and digests, never text); a proxy appends it with [SQLite.Append], and every
+// proxy of the session keeps an in-memory [flow.Session] mirror current with
+// [SQLite.Sync], which pulls only the rows above the mirror's watermark with
+// one indexed query before each decision.
+//
+// State must never leak between two different clients: every row carries the
+// session key, every read is filtered by it, and the key names one client
+// process (see [SessionKey]), so two clients, or one client restarted, never
+// see each other's rows.
+//
+// # Layout of the home directory
+//
+//	$WEIR_HOME (default ~/.weir, mode 0700)
+//	  key        32 random bytes, mode 0600: keys every fingerprint and digest
+//	  state.db   the SQLite state store (plus its -wal and -shm files)
+//
+// # What is stored
+//
+// Only keyed hashes and metadata: tool names, labels, times, session keys,
+// and 64-bit keyed fingerprints and digests packed as little-endian arrays.
+// Argument values and result text never reach this package (DESIGN rule 2).
+//
+// # Using it
+//
+//	home, err := store.Home()
+//	key, err := store.LoadKey(home)           // for the fingerprinter
+//	session, how, err := store.SessionKey()   // log `how` at start-up
+//	st, err := store.OpenSQLite(ctx, filepath.Join(home, "state.db"))
+//	defer st.Close()
+//
+//	var mirror flow.Session
+//	// before each decision:
+//	err = st.Sync(ctx, session, &mirror)
+//	// after each tool result:
+//	seq, err := st.Append(ctx, session, &obs)
+//
+// Every method returns an error rather than guessing; in enforce mode the
+// caller blocks the call it was deciding (DESIGN rule 1).
+package store

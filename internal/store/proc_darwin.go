@@ -1,0 +1,87 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// processSession walks the process table (sysctl) from this process up to
+// the client.
+func processSession() (key, how string, err error) {
+	self, err := readProc(os.Getpid())
+	if err != nil {
+		return "", "", fmt.Errorf("session: reading this process: %w; set WEIR_SESSION to name the session", err)
+	}
+	p, end, err := walk(self, readProc)
+	if err != nil {
+		return "", "", fmt.Errorf("session: %w; set WEIR_SESSION to name the session", err)
+	}
+	key, how = describe(p, end)
+	return key, how, nil
+}
+
+// readProc reads one process with sysctl kern.proc.pid and kern.procargs2.
+func readProc(pid int) (proc, error) {
+	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil {
+		// The kernel answers a pid that does not exist with an empty
+		// record, which x/sys reports as EIO.
+		if err == unix.EIO || err == unix.ESRCH {
+			return proc{}, fmt.Errorf("process %d: %w", pid, errNoProcess)
+		}
+		return proc{}, fmt.Errorf("sysctl kern.proc.pid %d: %w", pid, err)
+	}
+	if int(k.Proc.P_pid) != pid {
+		return proc{}, fmt.Errorf("process %d: %w", pid, errNoProcess)
+	}
+	comm := k.Proc.P_comm[:]
+	if i := bytes.IndexByte(comm, 0); i >= 0 {
+		comm = comm[:i]
+	}
+	tv := k.Proc.P_starttime
+	p := proc{
+		pid:   pid,
+		ppid:  int(k.Eproc.Ppid),
+		name:  string(comm),
+		start: uint64(tv.Sec)*1_000_000 + uint64(tv.Usec),
+	}
+	// Another user's arguments are not readable; argv stays empty then.
+	if b, err := unix.SysctlRaw("kern.procargs2", pid); err == nil {
+		p.argv = parseProcargs(b)
+	}
+	return p, nil
+}
+
+// parseProcargs parses kern.procargs2: argc (int32), the executable path,
+// NUL padding, then argc NUL-terminated arguments (then the environment,
+// which is not read).
+func parseProcargs(b []byte) []string {
+	if len(b) < 4 {
+		return nil
+	}
+	argc := int(binary.NativeEndian.Uint32(b))
+	b = b[4:]
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return nil
+	}
+	b = b[i:]
+	for len(b) > 0 && b[0] == 0 {
+		b = b[1:]
+	}
+	argv := make([]string, 0, min(argc, 64))
+	for len(argv) < argc && len(b) > 0 {
+		i := bytes.IndexByte(b, 0)
+		if i < 0 {
+			argv = append(argv, string(b))
+			break
+		}
+		argv = append(argv, string(b[:i]))
+		b = b[i+1:]
+	}
+	return argv
+}

@@ -1,0 +1,325 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/weir-sec/weir/internal/flow"
+)
+
+// SQLite is the state store the proxies of one machine share: one SQLite file
+// in WAL mode that several processes append to and sync from at once. Its
+// methods are safe for concurrent use; the mirror passed to Sync is not, and
+// must not be used by anything else while Sync runs.
+type SQLite struct {
+	path string
+	db   *sql.DB
+
+	insert *sql.Stmt // one observation row
+	touch  *sql.Stmt // a session's last_seen
+	sync   *sql.Stmt // one session's rows above a watermark
+
+	// now is the clock for sessions.last_seen; tests replace it.
+	now func() time.Time
+}
+
+var _ interface {
+	Append(context.Context, string, *flow.Observation) (int64, error)
+	Sync(context.Context, string, *flow.Session) error
+} = (*SQLite)(nil)
+
+// migrations bring the schema from version i to i+1, in order. Never edit
+// one that has shipped; append a new one.
+var migrations = []string{
+	// 1: observations, one row per tool result, and sessions.
+	`CREATE TABLE observations (
+		seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+		session TEXT    NOT NULL,
+		at      INTEGER NOT NULL,
+		tool    TEXT    NOT NULL,
+		labels  INTEGER NOT NULL,
+		prints  BLOB,
+		digests BLOB
+	);
+	CREATE INDEX observations_session_seq ON observations (session, seq);
+	CREATE TABLE sessions (
+		session   TEXT    PRIMARY KEY,
+		last_seen INTEGER NOT NULL
+	) WITHOUT ROWID;
+	CREATE INDEX sessions_last_seen ON sessions (last_seen);`,
+}
+
+// The statements Append and Sync run; syncQuery is also checked by a test
+// with EXPLAIN QUERY PLAN.
+const (
+	insertQuery = `INSERT INTO observations (session, at, tool, labels, prints, digests) VALUES (?, ?, ?, ?, ?, ?)`
+	touchQuery  = `INSERT INTO sessions (session, last_seen) VALUES (?1, ?2)
+		ON CONFLICT (session) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen)`
+	syncQuery = `SELECT seq, at, tool, labels, prints, digests FROM observations
+		WHERE session = ? AND seq > ? ORDER BY seq`
+)
+
+// OpenSQLite opens the state store at path, creating it if absent, and brings
+// its schema up to date. The file is in WAL mode with a 5 s busy timeout, and
+// write transactions begin IMMEDIATE, so several processes can append and
+// sync at once without "database is locked" errors.
+func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("state store %s: %w", path, err)
+	}
+	path = abs
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("state store %s: directory %s does not exist: %w", path, dir, err)
+		}
+		return nil, fmt.Errorf("state store %s: %w", path, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("state store %s: %s is not a directory", path, dir)
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("state store %s is not a regular file; move it aside (mv %s %s.bad) and Weir will start a new store", path, path, path)
+	}
+
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	// A few connections: a proxy syncs before a decision while another
+	// goroutine may be appending. Keep them open so prepared statements stay
+	// warm.
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(4)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+
+	s := &SQLite{path: path, db: db, now: time.Now}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	for _, p := range []struct {
+		stmt  **sql.Stmt
+		query string
+	}{{&s.insert, insertQuery}, {&s.touch, touchQuery}, {&s.sync, syncQuery}} {
+		if *p.stmt, err = db.PrepareContext(ctx, p.query); err != nil {
+			db.Close()
+			return nil, openError(path, err)
+		}
+	}
+	return s, nil
+}
+
+// dsn builds the modernc.org/sqlite data source name for path. The path is
+// a SQLite URI path, so characters that URIs treat specially are escaped.
+func dsn(path string) string {
+	p := filepath.ToSlash(path)
+	p = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
+	if filepath.VolumeName(path) != "" {
+		p = "/" + p // file:/C:/dir/state.db
+	}
+	return "file:" + p +
+		"?_pragma=busy_timeout(5000)" +
+		"&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)" +
+		"&_txlock=immediate"
+}
+
+// migrate creates or upgrades the schema in one write transaction, so two
+// processes opening a new store at once do not both create it.
+func (s *SQLite) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return openError(s.path, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+		version    INTEGER PRIMARY KEY,
+		applied_at INTEGER NOT NULL
+	)`); err != nil {
+		return openError(s.path, err)
+	}
+	var version int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&version); err != nil {
+		return openError(s.path, err)
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("state store %s has schema version %d, newer than this Weir understands (%d); upgrade Weir, or move the file aside (mv %s %s.new) to start a new store",
+			s.path, version, len(migrations), s.path, s.path)
+	}
+	if version == len(migrations) {
+		return nil
+	}
+	for v := version; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return openError(s.path, fmt.Errorf("migrating schema to version %d: %w", v+1, err))
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, applied_at) VALUES (?, ?)`, v+1, s.now().UnixMilli()); err != nil {
+			return openError(s.path, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return openError(s.path, err)
+	}
+	return nil
+}
+
+// openError explains a failure to open or create the store.
+func openError(path string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("state store %s is not a SQLite database or is damaged; move it aside (mv %s %s.bad) and Weir will start a new store: %w",
+				path, path, path, err)
+		case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
+			return fmt.Errorf("state store %s cannot be opened for writing; Weir needs to write it and its -wal and -shm files, so check that %s and those files are writable by this user: %w",
+				path, filepath.Dir(path), err)
+		}
+	}
+	return fmt.Errorf("state store %s: %w", path, err)
+}
+
+// Append stores an observation in session and returns its sequence number.
+// Sequence numbers increase across all sessions and writers and are never
+// reused, not even after Prune. Only the observation's metadata and keyed
+// hashes are stored.
+func (s *SQLite) Append(ctx context.Context, session string, o *flow.Observation) (seq int64, err error) {
+	if session == "" {
+		return 0, fmt.Errorf("state store %s: append: empty session key", s.path)
+	}
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
+	if err != nil {
+		return 0, fmt.Errorf("state store %s: append: %w", s.path, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.StmtContext(ctx, s.insert).ExecContext(ctx,
+		session, o.At, o.Tool, int64(o.Labels), packHashes(o.Prints), packHashes(o.Digests))
+	if err != nil {
+		return 0, fmt.Errorf("state store %s: append: %w", s.path, err)
+	}
+	if seq, err = res.LastInsertId(); err != nil {
+		return 0, fmt.Errorf("state store %s: append: %w", s.path, err)
+	}
+	if _, err := tx.StmtContext(ctx, s.touch).ExecContext(ctx, session, s.now().UnixMilli()); err != nil {
+		return 0, fmt.Errorf("state store %s: append: %w", s.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("state store %s: append: %w", s.path, err)
+	}
+	return seq, nil
+}
+
+// Sync brings mirror up to date with session: it pulls the session's rows
+// above mirror.Watermark, in sequence order, with one indexed query, and
+// applies each. A row the store cannot decode is an error; the rows before
+// it stay applied, so the mirror is consistent either way.
+func (s *SQLite) Sync(ctx context.Context, session string, mirror *flow.Session) error {
+	rows, err := s.sync.QueryContext(ctx, session, mirror.Watermark)
+	if err != nil {
+		return fmt.Errorf("state store %s: sync: %w", s.path, err)
+	}
+	defer rows.Close()
+	var (
+		o               flow.Observation
+		seq, labels     int64
+		prints, digests sql.RawBytes
+	)
+	for rows.Next() {
+		if err := rows.Scan(&seq, &o.At, &o.Tool, &labels, &prints, &digests); err != nil {
+			return fmt.Errorf("state store %s: sync: %w", s.path, err)
+		}
+		if labels < 0 || labels > 0xff {
+			return fmt.Errorf("state store %s: sync: row %d has labels %d out of range; the store is damaged", s.path, seq, labels)
+		}
+		o.Labels = flow.Labels(labels)
+		if o.Prints, err = unpackHashes(prints); err != nil {
+			return fmt.Errorf("state store %s: sync: row %d prints: %w", s.path, seq, err)
+		}
+		if o.Digests, err = unpackHashes(digests); err != nil {
+			return fmt.Errorf("state store %s: sync: row %d digests: %w", s.path, seq, err)
+		}
+		mirror.Apply(seq, &o)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("state store %s: sync: %w", s.path, err)
+	}
+	return nil
+}
+
+// Prune drops every session whose last append was before olderThan, with all
+// its rows, and returns how many sessions it dropped. A proxy still serving a
+// pruned session keeps its mirror; a new proxy of that session starts empty,
+// so choose olderThan well beyond any live session's idle time.
+func (s *SQLite) Prune(ctx context.Context, olderThan time.Time) (int, error) {
+	cutoff := olderThan.UnixMilli()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM observations WHERE session IN
+		(SELECT session FROM sessions WHERE last_seen < ?)`, cutoff); err != nil {
+		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE last_seen < ?`, cutoff)
+	if err != nil {
+		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
+	}
+	return int(n), nil
+}
+
+// Close closes the store.
+func (s *SQLite) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("state store %s: close: %w", s.path, err)
+	}
+	return nil
+}
+
+// packHashes packs hashes as little-endian uint64s, 8 bytes each; nil for
+// none.
+func packHashes(h []uint64) []byte {
+	if len(h) == 0 {
+		return nil
+	}
+	b := make([]byte, 8*len(h))
+	for i, v := range h {
+		binary.LittleEndian.PutUint64(b[8*i:], v)
+	}
+	return b
+}
+
+// unpackHashes decodes packHashes' output with one allocation.
+func unpackHashes(b []byte) ([]uint64, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if len(b)%8 != 0 {
+		return nil, fmt.Errorf("blob of %d bytes is not a whole number of hashes; the store is damaged", len(b))
+	}
+	h := make([]uint64, len(b)/8)
+	for i := range h {
+		h[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return h, nil
+}
