@@ -34,9 +34,14 @@ var ErrShortKey = errors.New("fingerprint: key shorter than 16 bytes")
 // the key is fixed at construction, so one Hasher is safe for concurrent use
 // and cheap to share across sessions.
 type Hasher struct {
-	base  uint64 // Rabin–Karp base B, 2^32 <= B < p−1, derived from the key
-	base2 uint64 // B² mod p: the hot loop runs two interleaved chains
-	fin   uint64 // xor constant of the output finaliser
+	base uint64 // Rabin–Karp base B, 2^32 <= B < p−1, derived from the key
+	fin  uint64 // xor constant of the output finaliser
+
+	// B·8 and B²·8 (mod p, then shifted): multiplying by a multiplier
+	// pre-shifted by 3 puts x·B >> 61 in the high word and x·B mod 2^61 in
+	// the top of the low word, so reduction modulo 2^61−1 is a shift and
+	// an add instead of five operations.
+	base8, base28 uint64
 
 	// Per-byte tables so the rolling step needs one modular multiply per
 	// byte. With a_j = c_j − c_{j−K}·B^K and H_j = H_{j−1}·B + a_j, two steps
@@ -60,7 +65,8 @@ func NewHasher(key []byte) (*Hasher, error) {
 	}
 	h := &Hasher{}
 	h.base = deriveBase(key)
-	h.base2 = mulmod(h.base, h.base)
+	h.base8 = h.base << 3
+	h.base28 = mulmod(h.base, h.base) << 3
 	h.fin = binary.LittleEndian.Uint64(derive(key, "weir/fingerprint/v1/finaliser"))
 
 	bk := uint64(1)

@@ -13,22 +13,22 @@ import (
 const blk = 2048
 
 // blkMax bounds the normalised bytes of one block: fill stops at blk, but
-// the rune that crosses it is written whole.
-const blkMax = blk + utf8.UTFMax
+// the rune that crosses it is written whole, and fill writes eight bytes
+// at a time through a 256-byte window.
+const blkMax = blk + 256
 
 // scratch is the reusable working memory of one Prints call.
 type scratch struct {
 	// norm holds K+1 bytes carried from the previous block (zeros at the
 	// start of a text, which makes the first K−1 partial hashes harmless
 	// prefixes of the first real one), then the block's normalised bytes.
-	// utf8.UTFMax spare bytes let the last rune of a block be written whole.
 	norm [K + 1 + blkMax]byte
-	// hs holds the last W−1 k-gram hashes of the previous block, then the
-	// block's k-gram hashes; suf the blockwise suffix minima of hs.
-	hs  [W - 1 + blkMax]uint64
-	suf [W - 1 + blkMax]uint64
-	// out collects the window minima of a block before they are finalised;
-	// its length is a power of two so the store needs no bounds check.
+	// hs holds up to W−1 hashes carried from the previous block, ending at
+	// index W−1, then the block's k-gram hashes from index W−1 on, so the
+	// windows of a block are one contiguous slice.
+	hs [W - 1 + blkMax]uint64
+	// out collects a block's window minima before they are finalised; its
+	// length is a power of two so the store needs no bounds check.
 	out [2 * blk]uint64
 }
 
@@ -54,31 +54,53 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // k-grams are treated as one short window and yield its minimum: a short
 // private value is still attributable, and the guarantee above is not
 // weakened because it only speaks of runs of K+W−1 bytes.
+//
+// The work is done a block at a time in pooled scratch space, in four tight
+// passes (normalise, table terms, hash chain, window minima) that each keep
+// their few live values in registers; one fused loop would spill.
 func (h *Hasher) Prints(dst []uint64, text string) []uint64 {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	w := winnower{prev: noMin}
-	var st rolling
 	clear(sc.norm[:K+1])
-	total := 0 // normalised bytes seen before the current block
+	var (
+		h0, h1, bp uint64  // hash chain state, see roll
+		prev       = noMin // minimum of the last window
+		carry      int     // hashes carried in sc.hs before index W−1
+		seen       int     // k-grams so far, capped at W
+		total      int     // normalised bytes before this block
+	)
 	for i := 0; i < len(text); {
 		var n int
 		n, i = fill((*[blkMax]byte)(sc.norm[K+1:]), text, i)
 		if n == 0 {
 			break
 		}
-		h.roll(&st, sc.norm[:K+1+n], sc.hs[w.carry:w.carry+n])
-		// The first K−1 positions of a text end no complete k-gram.
-		skip := max(0, min(n, K-1-total))
-		if skip > 0 {
-			copy(sc.hs[w.carry:], sc.hs[w.carry+skip:w.carry+n])
+		hs := sc.hs[W-1 : W-1+n]
+		bp = h.terms(bp, sc.norm[:K+1+n], hs)
+		h0, h1 = h.chain(h0, h1, hs)
+
+		// The first K−1 positions of a text end no complete k-gram, and
+		// nothing is carried until one does.
+		lo := W - 1 - carry
+		if skip := K - 1 - total; skip > 0 {
+			lo = W - 1 + min(skip, n)
 		}
 		total += n
-		dst = w.block(h, dst, sc, n-skip)
+		win := sc.hs[lo : W-1+n]
+		seen = min(W, seen+len(win)-carry)
+		if len(win) >= W {
+			var k int
+			k, prev = windowMins(&sc.out, win, prev)
+			for _, v := range sc.out[:k] {
+				dst = append(dst, h.finalise(v))
+			}
+		}
+		carry = min(len(win), W-1)
+		copy(sc.hs[W-1-carry:W-1], win[len(win)-carry:])
 		copy(sc.norm[:K+1], sc.norm[n:K+1+n])
 	}
-	if w.seen > 0 && w.seen < W {
-		dst = append(dst, h.finalise(slices.Min(sc.hs[:w.carry])))
+	if seen > 0 && seen < W {
+		dst = append(dst, h.finalise(slices.Min(sc.hs[W-1-carry:W-1])))
 	}
 	return dst
 }
@@ -89,13 +111,40 @@ const noMin = ^uint64(0)
 
 // fill normalises text from i into dst until the block is full or the text
 // ends; it returns the bytes written and where to resume.
+//
+// Text goes eight bytes at a time while it is ASCII: each byte is written
+// whether or not it is kept and the write offset advances only past kept
+// ones, so there is no branch on the data. The offset is a byte indexing a
+// 256-byte window, so it needs no bounds check either; a non-ASCII byte
+// adds 16 to it, which marks the group for the rune-by-rune path.
 func fill(dst *[blkMax]byte, text string, i int) (n, next int) {
-	for i < len(text) && n < blk {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			v := asciiNorm[c]
-			dst[n&(blk-1)] = v
-			if v != 0 {
+	for n < blk {
+		if i+8 <= len(text) && n <= blk-8 {
+			t := (*[8]byte)([]byte(text[i : i+8]))
+			d := (*[256]byte)(dst[n : n+256])
+			var o uint8
+			o = put(d, o, t[0])
+			o = put(d, o, t[1])
+			o = put(d, o, t[2])
+			o = put(d, o, t[3])
+			o = put(d, o, t[4])
+			o = put(d, o, t[5])
+			o = put(d, o, t[6])
+			o = put(d, o, t[7])
+			if o <= 8 {
+				n += int(o)
+				i += 8
+				continue
+			}
+		}
+		// Slow path: one rune, or one ASCII byte near the end of the
+		// text or the block.
+		if i >= len(text) {
+			break
+		}
+		if c := text[i]; c < utf8.RuneSelf {
+			if v := asciiNorm[c]; v != 0 {
+				dst[n] = v
 				n++
 			}
 			i++
@@ -110,129 +159,218 @@ func fill(dst *[blkMax]byte, text string, i int) (n, next int) {
 	return n, i
 }
 
-// rolling is the Rabin–Karp state between blocks: the two previous hashes
-// (lazily reduced, below 2^61+8) and the table term of the previous byte.
-type rolling struct {
-	h0, h1, bp uint64
-}
-
-// roll hashes every position of norm after its K+1 carried bytes and writes
-// the canonical hash of the k-gram ending there to out. Two interleaved
-// chains (even and odd positions, each stepping by B²) halve the length of
-// the dependency chain through the multiplier, which is what bounds a plain
-// rolling hash.
-func (h *Hasher) roll(st *rolling, norm []byte, out []uint64) {
-	const p = mersenne61
-	b2 := h.base2
-	h0, h1, bp := st.h0, st.h1, st.bp
-	x := K + 1
-	j := 0
-	for ; x+1 < len(norm) && j+1 < len(out); x, j = x+2, j+2 {
-		c0, k0 := norm[x], norm[x-K]
-		c1, k1 := norm[x+1], norm[x+1-K]
-		a0 := uint64(c0) + h.negBK[k0]
-		b0 := h.cB[c0] + h.negBK1[k0]
-		a1 := uint64(c1) + h.negBK[k1]
-		b1 := h.cB[c1] + h.negBK1[k1]
-
-		hi, lo := bits.Mul64(h0, b2)
-		s := (lo & p) + (lo>>61 | hi<<3) + bp + a0
-		n0 := (s & p) + (s >> 61)
-		hi, lo = bits.Mul64(h1, b2)
-		s = (lo & p) + (lo>>61 | hi<<3) + b0 + a1
-		n1 := (s & p) + (s >> 61)
-
-		v0, v1 := n0, n1
-		if v0 >= p {
-			v0 -= p
+// fillTab maps a byte to its normalised ASCII form in the low byte and the
+// write-offset increment in the high byte: 1 if kept, 0 if dropped, 16 if
+// not ASCII.
+var fillTab = func() (t [256]uint16) {
+	for c := range t {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = 16 << 8
+		case asciiNorm[c] != 0:
+			t[c] = uint16(asciiNorm[c]) | 1<<8
 		}
-		if v1 >= p {
-			v1 -= p
-		}
-		out[j], out[j+1] = v0, v1
-		h0, h1, bp = n0, n1, b1
 	}
-	if x < len(norm) && j < len(out) {
-		// Odd tail: one plain rolling step H = H_prev·B + a.
-		c, k := norm[x], norm[x-K]
-		a := uint64(c) + h.negBK[k]
-		hi, lo := bits.Mul64(h1, h.base)
-		s := (lo & p) + (lo>>61 | hi<<3) + a
-		n := (s & p) + (s >> 61)
-		v := n
-		if v >= p {
-			v -= p
-		}
-		out[j] = v
-		h0, h1, bp = h1, n, h.cB[c]+h.negBK1[k]
+	return t
+}()
+
+// put writes the normalised form of byte c at d[o] and returns the next
+// write offset.
+func put(d *[256]byte, o uint8, c byte) uint8 {
+	e := fillTab[c]
+	d[o] = byte(e)
+	return o + uint8(e>>8)
+}
+
+// The k-gram hash ending at normalised position j is the polynomial
+//
+//	H_j = c_{j−K+1}·B^(K−1) + … + c_j  (mod p)
+//
+// rolled as H_j = H_{j−1}·B + a_j with a_j = c_j − c_{j−K}·B^K. A plain
+// rolling hash is bound by the latency of one multiply and reduction per
+// byte, each waiting for the last. Unrolling once gives
+//
+//	H_j = H_{j−2}·B² + t_j,  t_j = a_j + a_{j−1}·B
+//
+// which is two independent chains (even and odd j) that the CPU overlaps,
+// and t_j comes from per-byte tables with no multiply at all.
+
+// terms writes t_j for the len(out) positions of norm after its K+1
+// carried bytes, given bp = a_{j−1}·B for the first, and returns the value
+// for the position after the last. Each t_j is below 3p+256.
+func (h *Hasher) terms(bp uint64, norm []byte, out []uint64) uint64 {
+	cur := norm[K+1:]
+	old := norm[1:] // c_{j−K}, leaving the k-gram
+	cur = cur[:len(out)]
+	old = old[:len(out)]
+	for j := range out {
+		c, k := cur[j], old[j]
+		out[j] = bp + uint64(c) + h.negBK[k]
+		bp = h.cB[c] + h.negBK1[k]
 	}
-	st.h0, st.h1, st.bp = h0, h1, bp
+	return bp
 }
 
-// winnower is the sliding-window minimum state between blocks.
-type winnower struct {
-	carry int    // hashes carried in scratch.hs from earlier blocks (< W)
-	seen  int    // k-gram hashes seen so far, capped at W
-	prev  uint64 // minimum of the last window, noMin before the first
+// chain replaces each t_j in hs by the canonical H_j, given h0 = H_{j−2}
+// and h1 = H_{j−1} for the first, and returns the state for the next
+// block. The state is lazily reduced (below 2^61+8); stored values are
+// canonical (below p), so equal k-grams always give equal values.
+func (h *Hasher) chain(h0, h1 uint64, hs []uint64) (uint64, uint64) {
+	b28 := h.base28
+	for len(hs) >= 4 {
+		q := (*[4]uint64)(hs)
+		h0 = step(h0, b28, q[0])
+		q[0] = canon(h0)
+		h1 = step(h1, b28, q[1])
+		q[1] = canon(h1)
+		h0 = step(h0, b28, q[2])
+		q[2] = canon(h0)
+		h1 = step(h1, b28, q[3])
+		q[3] = canon(h1)
+		hs = hs[4:]
+	}
+	for j := range hs {
+		h0, h1 = h1, step(h0, b28, hs[j])
+		hs[j] = canon(h1)
+	}
+	return h0, h1
 }
 
-// block takes the m new hashes in sc.hs[w.carry:], appends the finalised
-// minimum of every window that ends in them whenever it differs from the
-// previous window's, and carries the last W−1 hashes over.
+// step returns x·B² + t reduced to below 2^61+8, for x below 2^61+8 and
+// t below 3p+256; b28 is B²·8, see Hasher.
+func step(x, b28, t uint64) uint64 {
+	hi, lo := bits.Mul64(x, b28)
+	s := hi + lo>>3 + t
+	return s&mersenne61 + s>>61
+}
+
+// canon returns x mod p for x below 2p: x+1 reaches bit 61 exactly when
+// x >= p, and then adding 1 and dropping bit 61 subtracts p.
+func canon(x uint64) uint64 {
+	return (x + (x+1)>>61) & mersenne61
+}
+
+// windowMins writes to out the minimum of every window of W consecutive
+// values of hs (len(hs) >= W) each time it differs from the previous
+// window's, starting from prev, and returns how many it wrote and the last
+// window's minimum.
 //
 // Window minima use van Herk/Gil-Werman: split the hashes into aligned
-// blocks of W; a window spans the tail of one block and the head of the
-// next, so its minimum is the minimum of a suffix minimum and a prefix
-// minimum. That is three comparisons per hash with no branches that depend
-// on the data, where a deque or a rescanning minimum mispredicts often.
-func (w *winnower) block(h *Hasher, dst []uint64, sc *scratch, m int) []uint64 {
-	n := w.carry + m
-	if n == 0 {
-		return dst
-	}
-	hs := sc.hs[:n]
-	suf := sc.suf[:n]
-	w.seen = min(W, w.seen+m)
-	if n >= W {
-		// Suffix minima within aligned blocks of W.
-		for end := n; end > 0; {
-			start := (end - 1) / W * W
-			mn := hs[end-1]
-			for i := end - 1; i >= start; i-- {
-				mn = min(mn, hs[i])
-				suf[i] = mn
-			}
-			end = start
+// blocks of W; a window that starts inside one block ends inside the next,
+// so its minimum is the smaller of a suffix minimum of the first block and
+// a prefix minimum of the second. That is three comparisons per hash and no
+// branch that depends on the data, where a deque or a rescanning minimum
+// mispredicts on every new minimum. The block loops are unrolled by hand
+// because the compiler does not unroll.
+func windowMins(out *[2 * blk]uint64, hs []uint64, prev uint64) (int, uint64) {
+	k := 0
+	var suf [W + 1]uint64
+	for b := 0; b+W <= len(hs); b += W {
+		suffixMins(&suf, (*[W]uint64)(hs[b:b+W]))
+		if b == 0 {
+			// The window that is block 0 exactly; every later window
+			// ends in the block after the one it starts in.
+			k = emit(out, k, prev, suf[0])
+			prev = suf[0]
 		}
-		out := &sc.out
-		k := 0
-		prev := w.prev
-		var pm uint64
-		for e := range hs {
-			v := hs[e]
-			if e%W == 0 {
-				pm = v
-			} else {
-				pm = min(pm, v)
-			}
-			if e >= W-1 {
-				mn := min(suf[e-(W-1)], pm)
-				out[k&(len(out)-1)] = mn
-				if mn != prev {
-					k++
-				}
-				prev = mn
-			}
+		next := hs[b+W:]
+		if len(next) >= W {
+			k, prev = blockMins(out, k, prev, &suf, (*[W]uint64)(next))
+			continue
 		}
-		w.prev = prev
-		for _, v := range out[:k] {
-			dst = append(dst, h.finalise(v))
+		pm := noMin
+		for r, v := range next {
+			pm = min(pm, v)
+			mn := min(suf[(r+1)%(W+1)], pm)
+			k = emit(out, k, prev, mn)
+			prev = mn
 		}
 	}
-	c := min(n, W-1)
-	copy(sc.hs[:c], hs[n-c:])
-	w.carry = c
-	return dst
+	return k, prev
+}
+
+// suffixMins sets suf[r] to the minimum of cur[r:] and suf[W] to noMin,
+// the empty suffix of a window that starts on a block boundary.
+func suffixMins(suf *[W + 1]uint64, cur *[W]uint64) {
+	m := cur[11]
+	suf[12] = noMin
+	suf[11] = m
+	m = min(m, cur[10])
+	suf[10] = m
+	m = min(m, cur[9])
+	suf[9] = m
+	m = min(m, cur[8])
+	suf[8] = m
+	m = min(m, cur[7])
+	suf[7] = m
+	m = min(m, cur[6])
+	suf[6] = m
+	m = min(m, cur[5])
+	suf[5] = m
+	m = min(m, cur[4])
+	suf[4] = m
+	m = min(m, cur[3])
+	suf[3] = m
+	m = min(m, cur[2])
+	suf[2] = m
+	m = min(m, cur[1])
+	suf[1] = m
+	m = min(m, cur[0])
+	suf[0] = m
+}
+
+// blockMins emits the minima of the W windows that end in next: window r
+// is the suffix of the previous block from r+1 and the prefix of next up
+// to r.
+func blockMins(out *[2 * blk]uint64, k int, prev uint64, suf *[W + 1]uint64, next *[W]uint64) (int, uint64) {
+	pm := next[0]
+	m := min(suf[1], pm)
+	k = emit(out, k, prev, m)
+	pm = min(pm, next[1])
+	m1 := min(suf[2], pm)
+	k = emit(out, k, m, m1)
+	pm = min(pm, next[2])
+	m = min(suf[3], pm)
+	k = emit(out, k, m1, m)
+	pm = min(pm, next[3])
+	m1 = min(suf[4], pm)
+	k = emit(out, k, m, m1)
+	pm = min(pm, next[4])
+	m = min(suf[5], pm)
+	k = emit(out, k, m1, m)
+	pm = min(pm, next[5])
+	m1 = min(suf[6], pm)
+	k = emit(out, k, m, m1)
+	pm = min(pm, next[6])
+	m = min(suf[7], pm)
+	k = emit(out, k, m1, m)
+	pm = min(pm, next[7])
+	m1 = min(suf[8], pm)
+	k = emit(out, k, m, m1)
+	pm = min(pm, next[8])
+	m = min(suf[9], pm)
+	k = emit(out, k, m1, m)
+	pm = min(pm, next[9])
+	m1 = min(suf[10], pm)
+	k = emit(out, k, m, m1)
+	pm = min(pm, next[10])
+	m = min(suf[11], pm)
+	k = emit(out, k, m1, m)
+	pm = min(pm, next[11])
+	// The window aligned with next: the empty suffix is noMin.
+	k = emit(out, k, m, pm)
+	return k, pm
+}
+
+// emit stores window minimum m and keeps it (advances k) if it differs
+// from the previous window's; the store is unconditional so there is no
+// branch to mispredict.
+func emit(out *[2 * blk]uint64, k int, prev, m uint64) int {
+	out[k&(len(out)-1)] = m
+	if m != prev {
+		k++
+	}
+	return k
 }
 
 // SortUnique sorts s in place, removes duplicates, and returns the shortened

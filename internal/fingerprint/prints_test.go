@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -366,9 +367,11 @@ func BenchmarkPrints(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			var dst []uint64
+			done := cpuMeter(b)
 			for b.Loop() {
 				dst = h.Prints(dst[:0], text)
 			}
+			done(len(text))
 		})
 	}
 }
@@ -377,7 +380,24 @@ func BenchmarkNormalize(b *testing.B) {
 	text := benchText(64 << 10)
 	b.SetBytes(int64(len(text)))
 	var dst []byte
+	done := cpuMeter(b)
 	for b.Loop() {
 		dst = Normalize(dst[:0], text)
+	}
+	done(len(text))
+}
+
+// cpuMeter pins the benchmark to its thread and returns a function that
+// reports MB per CPU-second of that thread ("cpuMB/s"), which stays
+// meaningful when other processes compete for the machine.
+func cpuMeter(b *testing.B) func(bytesPerOp int) {
+	runtime.LockOSThread()
+	start := threadCPU()
+	return func(bytesPerOp int) {
+		cpu := threadCPU() - start
+		runtime.UnlockOSThread()
+		if cpu > 0 {
+			b.ReportMetric(float64(b.N)*float64(bytesPerOp)/cpu.Seconds()/1e6, "cpuMB/s")
+		}
 	}
 }
