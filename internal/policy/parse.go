@@ -257,7 +257,12 @@ func (d *decoder) syntaxError(err error) *Error {
 		msg = fmt.Sprintf("alias *%s names no anchor", m[1])
 		hint = fmt.Sprintf("define it first with &%s, or remove the *", m[1])
 	} else {
-		hint = "check the file is a YAML text file"
+		// Encoding problems come without a position; point at the first
+		// byte that is not text.
+		hint = "save the file as UTF-8 text"
+		if i := firstNonText(d.data); i >= 0 {
+			e.Line, e.Column = offsetPosition(d.data, i)
+		}
 	}
 	e.Msg = fmt.Sprintf("invalid YAML: %s; %s", msg, hint)
 	return e
@@ -270,10 +275,29 @@ func position(data []byte, s string) (line, col int) {
 	if i < 0 {
 		return 0, 0
 	}
+	return offsetPosition(data, i)
+}
+
+// offsetPosition returns the 1-based line and column of byte offset i.
+func offsetPosition(data []byte, i int) (line, col int) {
 	before := data[:i]
 	line = bytes.Count(before, []byte("\n")) + 1
 	col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
 	return line, col
+}
+
+// firstNonText returns the offset of the first byte of data that is not
+// UTF-8 text (invalid UTF-8, or a control character other than tab, line
+// feed and carriage return), or -1.
+func firstNonText(data []byte) int {
+	for i := 0; i < len(data); {
+		r, w := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && w == 1 || r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
+			return i
+		}
+		i += w
+	}
+	return -1
 }
 
 func lineIndentHasTab(data []byte, line int) bool {

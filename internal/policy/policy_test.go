@@ -711,3 +711,37 @@ func TestSuggest(t *testing.T) {
 		t.Errorf("editDistance(kitten, sitting) = %d, want 3", d)
 	}
 }
+
+func TestEnumStrings(t *testing.T) {
+	for _, tt := range []struct{ got, want string }{
+		{Enforce.String(), "enforce"},
+		{Monitor.String(), "monitor"},
+		{Mode(7).String(), "mode(7)"},
+		{DefaultAllow.String(), "allow"},
+		{DefaultDeny.String(), "deny"},
+		{DefaultAction(7).String(), "default_action(7)"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}
+
+func TestNonTextInput(t *testing.T) {
+	tests := []struct{ data, want string }{
+		{"version: 1\nmode: \x01\n", "p.yaml:2:7: invalid YAML: control characters are not allowed; save the file as UTF-8 text"},
+		{"version: 1\nmode: \"\xff\"\n", "p.yaml:2:8: invalid YAML: invalid leading UTF-8 octet; save the file as UTF-8 text"},
+		{"version: 1\nmode: \"\x00\"\n", "p.yaml:2:8: invalid YAML: control characters are not allowed; save the file as UTF-8 text"},
+	}
+	for _, tt := range tests {
+		_, err := Parse("p.yaml", []byte(tt.data))
+		if err == nil {
+			t.Errorf("Parse(%q) succeeded", tt.data)
+			continue
+		}
+		checkErrors(t, "p.yaml", err)
+		if err.Error() != tt.want {
+			t.Errorf("Parse(%q):\n got %s\nwant %s", tt.data, err, tt.want)
+		}
+	}
+}
