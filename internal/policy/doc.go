@@ -77,7 +77,7 @@
 // [*Error] sorted by line. Each names the file, line, column and key path
 // and says how to fix it:
 //
-//	policy.yaml:4:9: flow.trifecta: unknown action "blok"; want allow, warn, block or escalate; did you mean "block"?
+//	policy.yaml:4:13: flow.trifecta: unknown action "blok"; want allow, warn, block or escalate; did you mean "block"?
 //
 // Unknown keys, duplicate keys, wrong types, bad values, bad patterns and
 // YAML syntax errors are all errors; nothing in a policy is ignored.

@@ -454,7 +454,7 @@ func (d *decoder) document(doc *yaml.Node) {
 		}
 	}
 	if e, ok := m["default_action"]; ok {
-		if v := deref(e.v); isString(v) && v.Value != "deny" && slices.Contains([]string{"block", "escalate", "warn"}, v.Value) {
+		if v := deref(e.v); isString(v) && slices.Contains([]string{"block", "escalate", "warn"}, v.Value) {
 			d.errAt(v, "default_action", "%s is a flow action, not a default action; want allow or deny (deny refuses every tool that no tools: entry matches)", quote(v.Value))
 		} else if i, ok := d.enum("default_action", e, "default action", defaultActionNames); ok {
 			v := DefaultAction(i)
