@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -267,4 +269,46 @@ func FuzzShape(f *testing.F) {
 			t.Fatalf("Shape(%q) = %q, not valid JSON", in, shape)
 		}
 	})
+}
+
+// TestNoValuesAtRest: arguments go through Shape into a Record and onto
+// disk; no planted value is in the file (DESIGN rule 2).
+func TestNoValuesAtRest(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var all []string
+	rapid.Check(t, func(t *rapid.T) {
+		var p planted
+		p.doc = genDoc(t, 0, &p)
+		args, _ := json.Marshal(p.doc)
+		shape, hashes, err := Shape(args, testKeyed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &Record{Session: "s", Server: "srv", Event: "call", Method: "tools/call", Tool: "send", Verdict: "allow", Shape: shape, Hashes: hashes}
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, p.values...)
+	})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range all {
+		esc, _ := json.Marshal(v)
+		for _, form := range [][]byte{[]byte(v), esc[1 : len(esc)-1]} {
+			if len(v) >= 4 && bytes.Contains(data, form) {
+				t.Fatalf("value %q is in the audit log", v)
+			}
+		}
+	}
 }
