@@ -164,3 +164,10 @@ func (p *Policy) clone() *Policy {
 	c.Flow.AllowFlows = slices.Clone(p.Flow.AllowFlows)
 	return &c
 }
+
+// WithMode returns a copy of p in mode m (weir run --monitor).
+func (p *Policy) WithMode(m Mode) *Policy {
+	c := p.clone()
+	c.Mode = m
+	return c
+}
