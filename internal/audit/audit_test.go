@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pgregory.net/rapid"
 )
 
 // testRecord returns a record as the relay would fill it, numbered i.
@@ -643,5 +645,41 @@ func TestAppendTornLookalike(t *testing.T) {
 	var ve *VerifyError
 	if !errors.As(err, &ve) || !ve.Torn || ve.Line != 3 {
 		t.Fatalf("Verify = %v, want torn line 3", err)
+	}
+}
+
+// Any strings at all, valid UTF-8 or not, make records that verify.
+func TestAppendVerifyAnyStrings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	anyString := rapid.OneOf(rapid.String(), rapid.Map(rapid.SliceOf(rapid.Byte()), func(b []byte) string { return string(b) }))
+	n := 0
+	rapid.Check(t, func(t *rapid.T) {
+		r := &Record{
+			Time:    anyString.Draw(t, "time"),
+			Session: anyString.Draw(t, "session"),
+			Server:  anyString.Draw(t, "server"),
+			Event:   anyString.Draw(t, "event"),
+			Tool:    anyString.Draw(t, "tool"),
+			Labels:  rapid.SliceOf(anyString).Draw(t, "labels"),
+			Verdict: anyString.Draw(t, "verdict"),
+			Reason:  anyString.Draw(t, "reason"),
+			Hashes:  rapid.MapOf(anyString, anyString).Draw(t, "hashes"),
+		}
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		got, err := Tail(path, 1)
+		if err != nil || len(got) != 1 || got[0].Seq != r.Seq || got[0].Reason != r.Reason {
+			t.Fatalf("Tail after Append = %+v, %v; want %+v", got, err, r)
+		}
+	})
+	if sum, err := verifyFile(t, path); err != nil || sum.Records != n {
+		t.Fatalf("Verify = %+v, %v; want %d records", sum, err, n)
 	}
 }

@@ -135,3 +135,16 @@ func mustMarshal(b *testing.B, r *Record) []byte {
 	}
 	return out
 }
+
+// BenchmarkShapeUnkeyed is BenchmarkShape without hashing, to separate
+// Shape's own cost from the keyed hash's.
+func BenchmarkShapeUnkeyed(b *testing.B) {
+	args := args20()
+	b.SetBytes(int64(len(args)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Shape(args, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

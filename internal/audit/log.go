@@ -106,10 +106,9 @@ func (l *Log) Append(r *Record) (err error) {
 	if err != nil {
 		return fmt.Errorf("audit: append: %w", err)
 	}
-	if bytes.Contains(unhashed, []byte(`\ufffd`)) {
-		if err := normalise(&c, unhashed); err != nil {
-			return fmt.Errorf("audit: append: %w", err)
-		}
+	if changed, err := normalise(&c, unhashed); err != nil {
+		return fmt.Errorf("audit: append: %w", err)
+	} else if changed {
 		if _, line, sum, err = canonical(&c); err != nil {
 			return fmt.Errorf("audit: append: %w", err)
 		}

@@ -56,11 +56,11 @@ func canonical(r *Record) (unhashed, line []byte, sum string, err error) {
 	c.Hash = ""
 	unhashed, err = json.Marshal(&c)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("audit: encode record: %w", err)
+		return nil, nil, "", fmt.Errorf("encode record: %w", err)
 	}
 	if !bytes.HasSuffix(unhashed, hashTail) {
 		// Unreachable while Hash is the last field of Record.
-		return nil, nil, "", fmt.Errorf("audit: encode record: encoding does not end in %s", hashTail)
+		return nil, nil, "", fmt.Errorf("encode record: encoding does not end in %s", hashTail)
 	}
 	h := sha256.Sum256(unhashed)
 	sum = hex.EncodeToString(h[:])
@@ -76,17 +76,17 @@ func canonical(r *Record) (unhashed, line []byte, sum string, err error) {
 // encoding/json writes invalid UTF-8 in a string as the escape \ufffd, which
 // decodes to U+FFFD, which re-encodes as raw bytes; one round trip settles
 // it. Encodings without that escape are already fixed points, so the round
-// trip is skipped for them.
-func normalise(r *Record, unhashed []byte) error {
+// trip is skipped for them. It reports whether r changed.
+func normalise(r *Record, unhashed []byte) (bool, error) {
 	if !bytes.Contains(unhashed, []byte(`\ufffd`)) {
-		return nil
+		return false, nil
 	}
 	var n Record
 	if err := json.Unmarshal(unhashed, &n); err != nil {
-		return fmt.Errorf("audit: normalise record: %w", err)
+		return false, fmt.Errorf("normalise record: %w", err)
 	}
 	*r = n
-	return nil
+	return true, nil
 }
 
 // isHexHash reports whether s looks like a hex SHA-256.
