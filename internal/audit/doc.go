@@ -35,7 +35,9 @@
 //     (json.Marshal): fields in the order of the Record struct, empty
 //     omitempty fields left out, map keys sorted, no insignificant
 //     whitespace, <, > and & escaped as \u003c, \u003e, \u0026. Since Hash
-//     is the last field, the encoding ends in `,"hash":""}`.
+//     is the last field, the encoding ends in `,"hash":""}`. (Append first
+//     replaces invalid UTF-8 in strings by U+FFFD, as decoding would, so
+//     that decoding a line and encoding it again gives the same bytes.)
 //  2. Hash is the lower-case hex SHA-256 of those bytes.
 //  3. The line written is that encoding with the hash filled in, plus "\n".
 //
