@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -90,6 +91,19 @@ func helperAppend() error {
 		return err
 	}
 	defer s.Close()
+	// Wait for the starting gun, so all writers overlap.
+	if gun := os.Getenv("WEIR_TEST_GO"); gun != "" {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, err := os.Stat(gun); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no start signal at %s", gun)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	mirrors := map[string]*flow.Session{"A": {}, "B": {}}
 	for i := range n {
 		sess := "AB"[i%2 : i%2+1]
@@ -108,6 +122,9 @@ func helperAppend() error {
 		if got := m.PrintSources(nil, o.Prints[0]); len(got) != 1 {
 			return fmt.Errorf("own print of row %d found in %d sources", seq, len(got))
 		}
+		// A proxy appends after each tool result, not in a tight loop;
+		// pausing lets the other writers in between.
+		time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond)
 	}
 	return nil
 }

@@ -56,8 +56,7 @@ var migrations = []string{
 	CREATE TABLE sessions (
 		session   TEXT    PRIMARY KEY,
 		last_seen INTEGER NOT NULL
-	) WITHOUT ROWID;
-	CREATE INDEX sessions_last_seen ON sessions (last_seen);`,
+	) WITHOUT ROWID;`,
 }
 
 // The statements Append and Sync run; syncQuery is also checked by a test
@@ -65,7 +64,8 @@ var migrations = []string{
 const (
 	insertQuery = `INSERT INTO observations (session, at, tool, labels, prints, digests) VALUES (?, ?, ?, ?, ?, ?)`
 	touchQuery  = `INSERT INTO sessions (session, last_seen) VALUES (?1, ?2)
-		ON CONFLICT (session) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen)`
+		ON CONFLICT (session) DO UPDATE SET last_seen = excluded.last_seen
+		WHERE last_seen < excluded.last_seen - 60000`
 	syncQuery = `SELECT seq, at, tool, labels, prints, digests FROM observations
 		WHERE session = ? AND seq > ? ORDER BY seq`
 )
@@ -227,7 +227,14 @@ func (s *SQLite) Append(ctx context.Context, session string, o *flow.Observation
 // applies each. A row the store cannot decode is an error; the rows before
 // it stay applied, so the mirror is consistent either way.
 func (s *SQLite) Sync(ctx context.Context, session string, mirror *flow.Session) error {
-	rows, err := s.sync.QueryContext(ctx, session, mirror.Watermark)
+	return s.pull(ctx, session, mirror.Watermark, mirror.Apply)
+}
+
+// pull calls apply for each of session's rows above after, in sequence
+// order. The observation passed to apply is reused between rows, but its
+// hash slices are not: each row gets its own.
+func (s *SQLite) pull(ctx context.Context, session string, after int64, apply func(seq int64, o *flow.Observation)) error {
+	rows, err := s.sync.QueryContext(ctx, session, after)
 	if err != nil {
 		return fmt.Errorf("state store %s: sync: %w", s.path, err)
 	}
@@ -251,7 +258,7 @@ func (s *SQLite) Sync(ctx context.Context, session string, mirror *flow.Session)
 		if o.Digests, err = unpackHashes(digests); err != nil {
 			return fmt.Errorf("state store %s: sync: row %d digests: %w", s.path, seq, err)
 		}
-		mirror.Apply(seq, &o)
+		apply(seq, &o)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("state store %s: sync: %w", s.path, err)
@@ -260,9 +267,11 @@ func (s *SQLite) Sync(ctx context.Context, session string, mirror *flow.Session)
 }
 
 // Prune drops every session whose last append was before olderThan, with all
-// its rows, and returns how many sessions it dropped. A proxy still serving a
-// pruned session keeps its mirror; a new proxy of that session starts empty,
-// so choose olderThan well beyond any live session's idle time.
+// its rows, and returns how many sessions it dropped. A session's last append
+// is recorded to within a minute (Append skips the write when the recorded
+// time is fresher than that). A proxy still serving a pruned session keeps
+// its mirror; a new proxy of that session starts empty, so choose olderThan
+// well beyond any live session's idle time (hours, not minutes).
 func (s *SQLite) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 	cutoff := olderThan.UnixMilli()
 	tx, err := s.db.BeginTx(ctx, nil)
