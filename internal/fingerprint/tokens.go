@@ -1,0 +1,479 @@
+package fingerprint
+
+import (
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Token length bounds, in bytes. Shorter values are too guessable to
+// attribute; longer ones are fingerprinted (and a secret that long is
+// rarely quoted whole).
+const (
+	minToken = 12
+	maxToken = 128
+)
+
+// Tokens calls fn with every short high-entropy value in text: API keys,
+// passwords, tokens, account numbers, card numbers. Fingerprints need a
+// shared run of K+W−1 normalised bytes, so a 20-character key copied from a
+// private result into a sink argument would slip past them; the engine
+// stores a keyed Digest of each token instead and compares exactly.
+//
+// The same rules run on private results and on sink arguments, so they are
+// deterministic, context-free and symmetric: a value found on one side is
+// found, in the same form, on the other.
+//
+// Candidates:
+//   - A candidate is a maximal run of bytes that are not ASCII whitespace,
+//     quotes (" ' `) or one of , ; ( ) [ ] { } < > |, with trailing
+//     . ! ? : = trimmed.
+//   - A candidate is also split at = and :, and each part is a candidate
+//     too, so api_key=sk_live_… yields sk_live_…. A candidate holding & or
+//     ? is split again at = : & ?, so a key in a URL query is found
+//     whatever parameter carries it; the first split is skipped for URLs
+//     (it would only yield key&next-parameter) and kept otherwise, because
+//     a password may contain & or ?.
+//   - Digit groups separated by single spaces or dashes that form a card
+//     number (13–19 digits passing the Luhn check), and IBANs written in
+//     groups ("GB29 NWBK 6016 …", checksum valid), are candidates in their
+//     compact form.
+//
+// A candidate of 12 to 128 bytes is a token if it is:
+//   - a card number: 13–19 digits, optionally grouped by dashes, passing
+//     the Luhn check (reported as the bare digits);
+//   - IBAN-like: two uppercase letters, two digits, 10–30 letters or
+//     digits;
+//   - a UUID (reported in lowercase): an identifier, and identifiers of
+//     private records are exactly what a leak carries;
+//   - otherwise high entropy: at least three of the four classes lower,
+//     upper, digit, symbol; or at least two classes and a Shannon entropy
+//     of at least 3.5 bits per byte.
+//
+// and it is none of:
+//   - a word or name: letters only, or letter words joined by - _ . or '
+//     (each word lower, UPPER or Capitalised);
+//   - a path: contains / or \ and every segment looks like a name, not a
+//     key (few case and letter/digit alternations);
+//   - a URL (contains ://) or an e-mail address (an @ with a dot after
+//     it); these and the words and paths above are long enough, or common
+//     enough, that fingerprints are the better test;
+//   - a date, time or plain number: digits and the characters - / : . , +
+//     T Z only (2024-05-13T10:00:00Z, 10:00:00.123, +1-555-0100).
+//
+// A token may be reported more than once; callers digest and deduplicate.
+func Tokens(text string, fn func(tok string)) {
+	for i := 0; i < len(text); {
+		for i < len(text) && isTokenSep(text[i]) {
+			i++
+		}
+		j := i
+		for j < len(text) && !isTokenSep(text[j]) {
+			j++
+		}
+		if j > i {
+			candidate(text[i:j], fn)
+		}
+		i = j
+	}
+	groupedTokens(text, fn)
+}
+
+// tokenSep marks the bytes that end a candidate.
+var tokenSep = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r\v\f\"'`,;()[]{}<>|") {
+		t[c] = true
+	}
+	return t
+}()
+
+func isTokenSep(c byte) bool { return tokenSep[c] }
+
+// candidate considers a whole candidate and its parts: split at = and :
+// (assignments, headers), and split further at & and ? (query strings).
+// Both splits are kept because a password may hold & or ?.
+func candidate(c string, fn func(string)) {
+	c = trimTrailing(c)
+	considerToken(c, fn)
+	if !strings.ContainsAny(c, "=:&?") {
+		return
+	}
+	if !strings.Contains(c, "://") {
+		parts(c, "=:", fn)
+	}
+	if strings.ContainsAny(c, "&?") {
+		parts(c, "=:&?", fn)
+	}
+}
+
+// parts considers each piece of c between bytes of seps.
+func parts(c, seps string, fn func(string)) {
+	for rest := c; len(rest) > 0; {
+		i := strings.IndexAny(rest, seps)
+		if i < 0 {
+			i = len(rest)
+		}
+		if p := trimTrailing(rest[:i]); p != c {
+			considerToken(p, fn)
+		}
+		rest = rest[min(i+1, len(rest)):]
+	}
+}
+
+// trimTrailing drops sentence punctuation and a dangling = or : (as in
+// "password:" or a base64 tail that a query split left behind).
+func trimTrailing(s string) string {
+	return strings.TrimRight(s, ".!?:=")
+}
+
+// considerToken reports tok (or its canonical form) if it is a token.
+func considerToken(tok string, fn func(string)) {
+	if len(tok) < minToken || len(tok) > maxToken {
+		return
+	}
+	if digits, ok := cardNumber(tok); ok {
+		fn(digits)
+		return
+	}
+	if isUUID(tok) {
+		fn(strings.ToLower(tok))
+		return
+	}
+	if strings.Contains(tok, "://") || isEmail(tok) || isDateOrNumber(tok) || isWordLike(tok) || isPathLike(tok) {
+		return
+	}
+	if isIBANLike(tok) || highEntropy(tok) {
+		fn(tok)
+	}
+}
+
+// cardNumber reports whether s is 13–19 digits, optionally grouped by
+// single dashes, passing the Luhn check, and returns the bare digits.
+func cardNumber(s string) (string, bool) {
+	var buf [maxToken]byte
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isDigit(c):
+			buf[n] = c
+			n++
+		case c == '-' && i > 0 && i < len(s)-1 && isDigit(s[i-1]) && isDigit(s[i+1]):
+		default:
+			return "", false
+		}
+	}
+	if n < 13 || n > 19 || !luhn(buf[:n]) {
+		return "", false
+	}
+	return string(buf[:n]), true
+}
+
+func luhn(digits []byte) bool {
+	sum := 0
+	double := false
+	for i := len(digits) - 1; i >= 0; i-- {
+		d := int(digits[i] - '0')
+		if double {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return sum%10 == 0
+}
+
+// isUUID reports the 8-4-4-4-12 hex form.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch i {
+		case 8, 13, 18, 23:
+			if s[i] != '-' {
+				return false
+			}
+		default:
+			if !isHexDigit(s[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isEmail(s string) bool {
+	at := strings.IndexByte(s, '@')
+	return at > 0 && strings.IndexByte(s[at+1:], '.') > 0
+}
+
+// isDateOrNumber reports strings made of digits and date, time and number
+// punctuation only.
+func isDateOrNumber(s string) bool {
+	digits := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isDigit(c):
+			digits++
+		case strings.IndexByte("-/:.,+TZtz", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+// isWordLike reports letters only, or words of letters joined by - _ . '
+// where each word is lower, UPPER or Capitalised.
+func isWordLike(s string) bool {
+	onlyLetters := true
+	for _, r := range s {
+		if !isLetterRune(r) {
+			onlyLetters = false
+			break
+		}
+	}
+	if onlyLetters {
+		return true
+	}
+	for w := range strings.FieldsFuncSeq(s, func(r rune) bool {
+		return r == '-' || r == '_' || r == '.' || r == '\''
+	}) {
+		if !plainWord(w) {
+			return false
+		}
+	}
+	// Separators only (or doubled) would have yielded no words at all;
+	// that is punctuation, not a word, and not a secret either.
+	return true
+}
+
+// plainWord reports a word of letters that is lower, UPPER or
+// Capitalised.
+func plainWord(w string) bool {
+	upper, lower := 0, 0
+	for _, r := range w {
+		switch {
+		case !isLetterRune(r):
+			return false
+		case unicode.IsUpper(r):
+			if lower > 0 {
+				return false // camelCase or random case
+			}
+			upper++
+		default:
+			lower++
+		}
+	}
+	return upper <= 1 || lower == 0
+}
+
+func isLetterRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+	}
+	return unicode.IsLetter(r)
+}
+
+// isPathLike reports a slash-separated path whose segments all look like
+// names. Keys in base64 contain slashes too, but their segments alternate
+// between lower, upper and digits at about 0.6 per byte; names rarely more
+// than twice plus once per 8 bytes.
+func isPathLike(s string) bool {
+	if !strings.ContainsAny(s, `/\`) {
+		return false
+	}
+	for seg := range strings.FieldsFuncSeq(s, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if len(seg) > 40 || alternations(seg) > 2+len(seg)/8 || strings.ContainsFunc(seg, notPathByte) {
+			return false
+		}
+	}
+	return true
+}
+
+// notPathByte reports ASCII punctuation that file names rarely hold.
+func notPathByte(r rune) bool {
+	return r < utf8.RuneSelf && class(byte(r)) == classSymbol && !strings.ContainsRune("._-~+@: ", r)
+}
+
+// alternations counts changes between lower, upper and digit along s,
+// ignoring other bytes: "Q3-Report" has 2, "MyDocuments" 2, a random
+// base64 key segment of the same length about 7.
+func alternations(s string) int {
+	n := 0
+	var last byte       // class of the previous letter or digit
+	lastStarts := false // it followed a symbol or began s
+	afterSymbol := true
+	for i := 0; i < len(s); i++ {
+		k := class(s[i])
+		if k == classSymbol {
+			afterSymbol = true
+			continue
+		}
+		// An upper letter that starts a word, then lower, is
+		// capitalisation, not an alternation.
+		capital := last == classUpper && k == classLower && lastStarts
+		if last != 0 && k != last && !capital {
+			n++
+		}
+		last, lastStarts, afterSymbol = k, afterSymbol, false
+	}
+	return n
+}
+
+const (
+	classLower = 1 << iota
+	classUpper
+	classDigit
+	classSymbol
+)
+
+func class(c byte) byte {
+	switch {
+	case 'a' <= c && c <= 'z':
+		return classLower
+	case 'A' <= c && c <= 'Z':
+		return classUpper
+	case isDigit(c):
+		return classDigit
+	}
+	return classSymbol
+}
+
+// isIBANLike reports two uppercase letters, two digits, then 10–30
+// uppercase letters or digits.
+func isIBANLike(s string) bool {
+	if len(s) < 14 || len(s) > 34 {
+		return false
+	}
+	if !isUpper(s[0]) || !isUpper(s[1]) || !isDigit(s[2]) || !isDigit(s[3]) {
+		return false
+	}
+	for i := 4; i < len(s); i++ {
+		if !isUpper(s[i]) && !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// highEntropy applies the class and Shannon entropy rules.
+func highEntropy(s string) bool {
+	var classes byte
+	var counts [256]uint8
+	for i := 0; i < len(s); i++ {
+		classes |= class(s[i])
+		counts[s[i]]++
+	}
+	nc := 0
+	for c := classes; c != 0; c &= c - 1 {
+		nc++
+	}
+	switch {
+	case nc >= 3:
+		return true
+	case nc < 2:
+		return false
+	}
+	return entropy(&counts, len(s)) >= 3.5
+}
+
+// entropy is the Shannon entropy in bits per byte of a string of length n
+// with the given byte counts.
+func entropy(counts *[256]uint8, n int) float64 {
+	h := 0.0
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / float64(n)
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+func isDigit(c byte) bool    { return '0' <= c && c <= '9' }
+func isUpper(c byte) bool    { return 'A' <= c && c <= 'Z' }
+func isHexDigit(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// groupedTokens finds card numbers and IBANs written in groups separated
+// by single spaces or dashes, and reports their compact form. Each start of
+// an alphanumeric word is tried; the groups that follow it are joined
+// while they still fit, and the longest prefix of two or more groups that
+// is a valid card number or IBAN is reported.
+func groupedTokens(text string, fn func(string)) {
+	const maxGroups = 9
+	for i := 0; i < len(text); i++ {
+		if !isAlnum(text[i]) || i > 0 && isAlnum(text[i-1]) {
+			continue
+		}
+		var ends [maxGroups]int // end offset of each group in text
+		var lens [maxGroups]int // compact length after each group
+		ng, total := 0, 0
+		for j := i; ng < maxGroups; {
+			k := j
+			for k < len(text) && isAlnum(text[k]) {
+				k++
+			}
+			if k-j > 6 {
+				break
+			}
+			total += k - j
+			ends[ng], lens[ng] = k, total
+			ng++
+			if k+1 >= len(text) || text[k] != ' ' && text[k] != '-' || !isAlnum(text[k+1]) {
+				break
+			}
+			j = k + 1
+		}
+		if ng < 2 {
+			continue
+		}
+		var buf [64]byte
+		compact := buf[:0]
+		for j := i; j < ends[ng-1]; j++ {
+			if isAlnum(text[j]) {
+				compact = append(compact, text[j])
+			}
+		}
+		for g := ng - 1; g >= 1; g-- {
+			c := compact[:lens[g]]
+			if _, ok := cardNumber(string(c)); ok || isIBAN(c) {
+				fn(string(c))
+				break
+			}
+		}
+	}
+}
+
+func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// isIBAN reports a compact IBAN with a valid ISO 13616 checksum. Grouped
+// numbers are only taken when the checksum holds, because joining groups
+// of ordinary text would otherwise find IBAN-like strings by chance.
+func isIBAN(b []byte) bool {
+	if len(b) < 15 || len(b) > 34 || !isIBANLike(string(b)) {
+		return false
+	}
+	rem := 0
+	add := func(c byte) {
+		if isDigit(c) {
+			rem = (rem*10 + int(c-'0')) % 97
+			return
+		}
+		v := int(c-'A') + 10
+		rem = (rem*100 + v) % 97
+	}
+	for _, c := range b[4:] {
+		add(c)
+	}
+	for _, c := range b[:4] {
+		add(c)
+	}
+	return rem == 1
+}
