@@ -195,7 +195,9 @@ func trimSpace(s string) span {
 	return span{i, j}
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
 
 // hasURLEscape reports a %XX escape or a +.
 func hasURLEscape(s string) bool {

@@ -71,8 +71,8 @@ func TestExpand(t *testing.T) {
 		{"nested base64 of hex of url", base64.StdEncoding.EncodeToString([]byte(hex.EncodeToString([]byte(url.QueryEscape(secret))))),
 			map[string]string{
 				hex.EncodeToString([]byte(url.QueryEscape(secret))): "base64",
-				url.QueryEscape(secret):                              "base64,hex",
-				secret:                                               "base64,hex,url",
+				url.QueryEscape(secret):                             "base64,hex",
+				secret:                                              "base64,hex,url",
 			}, nil},
 		{"binary is not a view", base64.StdEncoding.EncodeToString([]byte("\x00\x01\x02\x03\xff\xfe\xfd\xfc\x80\x81\x82\x83")), nil,
 			[]string{"\x00\x01\x02\x03\xff\xfe\xfd\xfc\x80\x81\x82\x83"}},

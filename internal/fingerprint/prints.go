@@ -226,15 +226,14 @@ func (h *Hasher) chain(h0, h1 uint64, norm []byte, hs []uint64) (uint64, uint64)
 		g0 := h.kgram(norm[m : m+K]) // k-gram ending at hs[m-2]
 		g1 := h.kgram(norm[m+1 : m+1+K])
 		a, b := hs[:m], hs[m:2*m]
-		for len(a) >= 2 && len(b) >= 2 {
-			qa, qb := (*[2]uint64)(a), (*[2]uint64)(b)
-			h0 = step(h0, b28, qa[0])
-			g0 = step(g0, b28, qb[0])
-			h1 = step(h1, b28, qa[1])
-			g1 = step(g1, b28, qb[1])
-			qa[0], qb[0] = canon(h0), canon(g0)
-			qa[1], qb[1] = canon(h1), canon(g1)
-			a, b = a[2:], b[2:]
+		b = b[:len(a)]
+		for j := 0; j+1 < len(a); j += 2 {
+			h0 = step(h0, b28, a[j])
+			g0 = step(g0, b28, b[j])
+			h1 = step(h1, b28, a[j+1])
+			g1 = step(g1, b28, b[j+1])
+			a[j], b[j] = canon(h0), canon(g0)
+			a[j+1], b[j+1] = canon(h1), canon(g1)
 		}
 		h0, h1, hs = g0, g1, hs[2*m:]
 	}

@@ -52,8 +52,10 @@ const (
 //     of at least 3.5 bits per byte.
 //
 // and it is none of:
-//   - a word or name: letters only, or letter words joined by - _ . or '
-//     (each word lower, UPPER or Capitalised);
+//   - a word or name: letters only, or simple pieces joined by - _ . ' :
+//     where each piece is a word (at most three case changes: iPhone,
+//     PostgreSQL), a number of at most four digits, or at most three
+//     letters and digits (v1.2.3-beta.4, Meeting-Room-4B);
 //   - a path: contains / or \ and every segment looks like a name, not a
 //     key (few case and letter/digit alternations);
 //   - a URL (contains ://) or an e-mail address (an @ with a dot after
@@ -229,8 +231,10 @@ func isDateOrNumber(s string) bool {
 	return digits > 0
 }
 
-// isWordLike reports letters only, or words of letters joined by - _ . '
-// where each word is lower, UPPER or Capitalised.
+// isWordLike reports letters only, or a name made of simple pieces joined
+// by - _ . ' or : (see simplePiece): words, product and version names, room
+// numbers. Weak passwords of the same shape (Summer-2024-Sale) are dropped
+// with them; telling them apart would take context Tokens does not have.
 func isWordLike(s string) bool {
 	onlyLetters := true
 	for _, r := range s {
@@ -243,35 +247,40 @@ func isWordLike(s string) bool {
 		return true
 	}
 	for w := range strings.FieldsFuncSeq(s, func(r rune) bool {
-		return r == '-' || r == '_' || r == '.' || r == '\''
+		return r == '-' || r == '_' || r == '.' || r == '\'' || r == ':'
 	}) {
-		if !plainWord(w) {
+		if !simplePiece(w) {
 			return false
 		}
 	}
-	// Separators only (or doubled) would have yielded no words at all;
-	// that is punctuation, not a word, and not a secret either.
+	// Separators only (or doubled) yield no pieces at all: punctuation,
+	// not a secret either.
 	return true
 }
 
-// plainWord reports a word of letters that is lower, UPPER or
-// Capitalised.
-func plainWord(w string) bool {
-	upper, lower := 0, 0
+// simplePiece reports a piece of a name: letters with at most three case
+// changes (a word, a capitalised or camelCase name, an acronym), a number
+// of at most four digits, or any letters and digits up to three bytes
+// (v1, 4B, x86). Pieces of random keys alternate far more.
+func simplePiece(w string) bool {
+	letters, digits := 0, 0
 	for _, r := range w {
 		switch {
-		case !isLetterRune(r):
-			return false
-		case unicode.IsUpper(r):
-			if lower > 0 {
-				return false // camelCase or random case
-			}
-			upper++
+		case isLetterRune(r):
+			letters++
+		case '0' <= r && r <= '9':
+			digits++
 		default:
-			lower++
+			return false
 		}
 	}
-	return upper <= 1 || lower == 0
+	switch {
+	case digits == 0:
+		return alternations(w) <= 3
+	case letters == 0:
+		return digits <= 4
+	}
+	return len(w) <= 3
 }
 
 func isLetterRune(r rune) bool {

@@ -64,6 +64,8 @@ func TestTokens(t *testing.T) {
 		{"plain sentence", "The quarterly meeting has been rescheduled to Thursday afternoon.", nil},
 		{"sentence with long words", "Please review the internationalization documentation before tomorrow's meeting!", nil},
 		{"hyphenated name", "Well-Known-Name and my-project-name-here and snake_case_identifier", nil},
+		{"product, version and room names", "iPhone-15-Pro v1.2.3-beta.4 nginx:1.25.3-alpine Meeting-Room-4B", nil},
+		{"leetspeak passphrase is a token", "c0rrect-h0rse-battery-staple", []string{"c0rrect-h0rse-battery-staple"}},
 		{"timestamp", "created_at: 2024-05-13T10:00:00Z", nil},
 		{"timestamp with fraction and zone", "2024-05-13T10:00:00.123+02:00 and 20240513T100000Z", nil},
 		{"time and date", "at 10:00:00.000000 on 13/05/2024", nil},

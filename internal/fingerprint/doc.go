@@ -1,0 +1,57 @@
+// Package fingerprint holds Weir's content-attribution primitives: it lets
+// the engine notice that a sink call's arguments carry text the agent read
+// from a private tool result, even when the agent re-encoded it, without
+// Weir ever storing that text.
+//
+// # Three primitives
+//
+// Prints are winnowed fingerprints of long text. The text is normalised
+// (lowercased, everything but letters and digits dropped, see Normalize),
+// every K-byte k-gram is hashed with a keyed Rabin–Karp polynomial, and the
+// minimum of every window of W hashes is kept. Two texts that share a run
+// of K+W−1 = 35 normalised bytes share at least one print, whatever
+// surrounds the run; reformatting, re-quoting or re-wrapping the text does
+// not change its prints.
+//
+// Tokens finds short high-entropy values that prints miss because they are
+// shorter than 35 bytes: API keys, passwords, tokens, account and card
+// numbers. Each is digested whole with Hasher.Digest and compared exactly.
+//
+// Expand turns a sink argument into views: the argument itself and every
+// decoding of it (URL, base64 in both alphabets, base32, hex, nested up to
+// four deep), so that base64 of a private document fingerprints like the
+// document.
+//
+// # Data flow
+//
+// The engine calls this package; flow.Observation stores its outputs.
+//
+//	private result text ──Prints──▶ SortUnique ──▶ Observation.Prints
+//	                    ──Tokens──▶ Digest ──▶ SortUnique ──▶ Observation.Digests
+//
+//	sink argument ──Expand──▶ each View.Text ──Prints──▶ Session.PrintSources
+//	                                         ──Tokens──▶ Digest ──▶ Session.DigestSources
+//
+// A print or digest of a sink argument that some observation also holds
+// attributes the argument to that observation's source; View.Via tells the
+// audit log how the agent disguised it ("base64,hex"). The same functions
+// run on both sides, which is what makes a match meaningful.
+//
+// # Keys and what is stored
+//
+// All hashes are keyed by the per-install secret given to NewHasher: the
+// Rabin–Karp base, the output finaliser, the token digest key and the audit
+// key are each derived from it with HMAC-SHA256 under their own label.
+// Without the key a stored print or digest cannot be recomputed, so it
+// cannot be tested against guessed text, and values from two installs do
+// not compare. Only these 64-bit values (and Hasher.Keyed strings in audit
+// records) ever leave the package; no text does.
+//
+// # Cost
+//
+// Prints runs in one pass over the text with constant scratch memory
+// (pooled), at a few nanoseconds per byte. Expand is bounded to 64 views
+// and 8×len(s)+64 KiB decoded bytes per argument, so a hostile argument
+// cannot make the engine fingerprint unbounded text. A Hasher is safe for
+// concurrent use; make one per process and share it.
+package fingerprint
