@@ -71,9 +71,10 @@ const (
 )
 
 // OpenSQLite opens the state store at path, creating it if absent, and brings
-// its schema up to date. The file is in WAL mode with a 5 s busy timeout, and
-// write transactions begin IMMEDIATE, so several processes can append and
-// sync at once without "database is locked" errors.
+// its schema up to date. The file is in WAL mode with a 5 s busy timeout
+// (synchronous=NORMAL: a crash of the machine can lose the last appends, not
+// corrupt the file), and write transactions begin IMMEDIATE, so several
+// processes can append and sync at once without "database is locked" errors.
 func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -93,6 +94,14 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		return nil, fmt.Errorf("state store %s is not a regular file; move it aside (mv %s %s.bad) and Weir will start a new store", path, path, path)
 	}
 
+	// Create the file owner-only before SQLite does (it would use 0644); its
+	// -wal and -shm files take the same mode.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("state store %s cannot be created; check that %s is writable by this user: %w", path, dir, err)
+	}
+
 	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, openError(path, err)
@@ -106,6 +115,10 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	db.SetConnMaxLifetime(0)
 
 	s := &SQLite{path: path, db: db, now: time.Now}
+	if err := s.setWAL(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -124,6 +137,12 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 
 // dsn builds the modernc.org/sqlite data source name for path. The path is
 // a SQLite URI path, so characters that URIs treat specially are escaped.
+//
+// journal_mode is not in the DSN although the driver would take it there:
+// the DSN's pragmas run on every new pooled connection, and switching a new
+// file to WAL while another process does the same can fail with
+// SQLITE_BUSY without waiting for the busy timeout. WAL is a property of the
+// file, so setWAL sets it once per open, retrying.
 func dsn(path string) string {
 	p := filepath.ToSlash(path)
 	p = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
@@ -132,9 +151,45 @@ func dsn(path string) string {
 	}
 	return "file:" + p +
 		"?_pragma=busy_timeout(5000)" +
-		"&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)" +
 		"&_txlock=immediate"
+}
+
+// busyTimeout is how long the store waits for another process's lock.
+const busyTimeout = 5 * time.Second
+
+// setWAL puts the file in WAL mode. Several processes opening a new file at
+// once race to convert it, and the loser can get SQLITE_BUSY at once rather
+// than after the busy timeout, so it retries for up to busyTimeout.
+func (s *SQLite) setWAL(ctx context.Context) error {
+	deadline := time.Now().Add(busyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		var mode string
+		err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
+		switch {
+		case err == nil && strings.EqualFold(mode, "wal"):
+			return nil
+		case err == nil:
+			return fmt.Errorf("state store %s: cannot use WAL mode (the file system left it in %q mode); keep $WEIR_HOME on a local disk", s.path, mode)
+		case !isBusy(err) || time.Now().After(deadline):
+			return openError(s.path, err)
+		}
+		select {
+		case <-ctx.Done():
+			return openError(s.path, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
 }
 
 // migrate creates or upgrades the schema in one write transaction, so two
@@ -154,6 +209,19 @@ func (s *SQLite) migrate(ctx context.Context) error {
 	var version int
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&version); err != nil {
 		return openError(s.path, err)
+	}
+	if version == 0 {
+		// A new file is empty; anything else is some other program's
+		// database, which Weir must not write into.
+		var tables int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema
+			WHERE name NOT LIKE 'sqlite_%' AND name != 'schema_version'`).Scan(&tables); err != nil {
+			return openError(s.path, err)
+		}
+		if tables > 0 {
+			return fmt.Errorf("state store %s is a SQLite database but not a Weir state store; move it aside (mv %s %s.bad) and Weir will start a new store",
+				s.path, s.path, s.path)
+		}
 	}
 	if version > len(migrations) {
 		return fmt.Errorf("state store %s has schema version %d, newer than this Weir understands (%d); upgrade Weir, or move the file aside (mv %s %s.new) to start a new store",

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -255,6 +256,68 @@ func TestOpenNotSQLite(t *testing.T) {
 	}
 	if errors.Unwrap(err) == nil {
 		t.Error("error does not wrap the driver's")
+	}
+}
+
+func TestOpenForeignSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE observations (x TEXT); INSERT INTO observations VALUES ('someone else''s')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = OpenSQLite(context.Background(), path)
+	if err == nil || !strings.Contains(err.Error(), "not a Weir state store") || !strings.Contains(err.Error(), "mv "+path) {
+		t.Errorf("opening another program's database: err = %v", err)
+	}
+}
+
+func TestStoreFileMode(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix modes")
+	}
+	s, path := openTest(t)
+	if _, err := s.Append(context.Background(), "A", &flow.Observation{Tool: "a/b"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %04o, want 0600", f, fi.Mode().Perm())
+		}
+	}
+}
+
+func TestOpenOddPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my weir?x=1#frag%20")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "state.db")
+	s, err := OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Append(context.Background(), "A", &flow.Observation{Tool: "a/b"}); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if !slices.Contains(names, "state.db") || !slices.Contains(names, "state.db-wal") {
+		t.Errorf("store files in %q: %q", dir, names)
 	}
 }
 
