@@ -24,7 +24,8 @@ import (
 
 const helperEnv = "WEIR_STORE_HELPER"
 
-// helperCmd returns the command line that runs the helper named mode.
+// helperArgs returns the environment and command line that run the helper
+// named mode.
 func helperArgs(mode string) (env []string, argv []string) {
 	return []string{helperEnv + "=" + mode}, []string{os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1"}
 }

@@ -91,7 +91,16 @@ func selfKey(t *testing.T) string {
 	return "pid:" + strconv.Itoa(p.pid) + ":" + strconv.FormatUint(p.start, 10)
 }
 
-// shQuote quotes the helper's command line for sh.
+// selfName is this test process's name as the walk sees it.
+func selfName(t *testing.T) string {
+	p, err := readProc(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return baseName(p.name)
+}
+
+// helperShell is the helper's command line quoted for sh.
 func helperShell() string {
 	_, argv := helperArgs("sessionkey")
 	q := make([]string, len(argv))
@@ -127,7 +136,7 @@ func TestSessionKeyLaunchers(t *testing.T) {
 				t.Errorf("how = %q", how)
 			}
 			// The chain ends at this test process, the client.
-			passed := strings.TrimSpace(strings.TrimSuffix(chain, "store.test"))
+			passed := strings.TrimSpace(strings.TrimSuffix(chain, selfName(t)))
 			if passed != c.passed {
 				t.Errorf("launchers passed = %q, want %q (chain %q)", passed, c.passed, chain)
 			}
@@ -227,7 +236,7 @@ func TestSessionKeyNodeRunningNPX(t *testing.T) {
 	// finds this test process.
 	script := nodeClient(t, t.TempDir(), "npm/bin/npx-cli.js")
 	keys, _, chain := runNode(t, script)
-	if chain != "sh node store.test" {
+	if chain != "sh node "+selfName(t) {
 		t.Errorf("chain = %q, want the walk to pass sh and node", chain)
 	}
 	if want := selfKey(t); keys[0] != want || keys[1] != want {
@@ -302,7 +311,7 @@ func TestSessionKeyRealNPX(t *testing.T) {
 	if want := selfKey(t); key != want {
 		t.Errorf("key = %q (%s), want %q (this test process); chain %q", key, how, want, chainLine(out))
 	}
-	if chain := chainLine(out); chain != "weir-store-help sh npm store.test" {
+	if chain := chainLine(out); chain != "weir-store-help sh npm "+selfName(t) {
 		t.Errorf("chain = %q", chain)
 	}
 }

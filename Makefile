@@ -1,0 +1,44 @@
+# Weir's build. `make test` is what CI runs (through .ci/run).
+
+GO       ?= go
+NPM_DIR  := testdata/npm
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: all build test deps lint fuzz bench clean
+
+all: build
+
+build:
+	$(GO) build -o bin/weir ./cmd/weir
+
+# deps installs the real MCP peers the end-to-end tests run against,
+# exactly as pinned in testdata/npm/package-lock.json.
+deps: $(NPM_DIR)/node_modules/.package-lock.json
+
+$(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package-lock.json
+	npm ci --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error
+
+# test runs every test: unit, property, golden, and end-to-end against the
+# real peers, plus the static checks.
+test: deps lint
+	$(GO) test -race -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+# fuzz runs each fuzz target briefly (the seed corpora run in `make test`).
+FUZZTIME ?= 30s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run XXX -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run XXX -bench . -benchmem ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weir-sec/weir/internal/audit"
+	"github.com/weir-sec/weir/internal/fingerprint"
+	"github.com/weir-sec/weir/internal/jsonrpc"
+	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/relay"
+	"github.com/weir-sec/weir/internal/store"
+	"github.com/weir-sec/weir/internal/transport"
+)
+
+type runFlags struct {
+	name       string
+	policy     string
+	monitor    bool
+	maxMessage int
+	grace      time.Duration
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [--name NAME] [--policy FILE] [--monitor] -- CMD [ARGS...]",
+		Short: "Run one stdio MCP server behind Weir",
+		Long: `Run starts the MCP server CMD as a child process and relays its stdio
+messages, deciding every tool call. Point your MCP client at this command
+instead of the server's.
+
+Every message Weir allows passes byte for byte. A blocked call never reaches
+the server: the client gets a tool result with isError set that names the
+rule and the sources. Proxies of one client share session state through
+$WEIR_HOME/state.db, so private data read through one server cannot leave
+through another.
+
+The policy is --policy FILE, else $WEIR_HOME/policy.yaml if present, else the
+built-in default (exfiltration blocked, lethal trifecta warned). The session
+is WEIR_SESSION if set, else the MCP client's process. SIGHUP reloads the
+policy. Nothing but JSON-RPC is written to stdout; diagnostics go to stderr
+(WEIR_LOG=debug|info|warn|error sets the level).`,
+		Example: `  weir run --name notes -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+  weir run --name web --policy ./policy.yaml -- uvx mcp-server-fetch
+  weir run --monitor -- ./my-server --stdio`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.name == "" {
+				f.name = serverName(args)
+			}
+			return runServer(cmd.Context(), f, args)
+		},
+	}
+	cmd.Flags().SetInterspersed(false)
+	cmd.Flags().StringVar(&f.name, "name", "", "server name used in tool names and policy matches (default: derived from CMD)")
+	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: $WEIR_HOME/policy.yaml, else the built-in default)")
+	cmd.Flags().BoolVar(&f.monitor, "monitor", false, "decide and log everything, block nothing")
+	cmd.Flags().IntVar(&f.maxMessage, "max-message-bytes", jsonrpc.DefaultMaxMessage, "largest JSON-RPC message accepted from either side")
+	cmd.Flags().DurationVar(&f.grace, "shutdown-grace", 3*time.Second, "how long the server gets to exit after its input closes, and again after SIGTERM")
+	return cmd
+}
+
+func runServer(ctx context.Context, f runFlags, argv []string) error {
+	log := newLogger(os.Stderr).With("weir", f.name)
+	env, err := openEnv(ctx, f.policy)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	defer env.close()
+	pol := env.policy
+	if f.monitor {
+		pol = pol.WithMode(policy.Monitor)
+	}
+	log.Debug("starting", "policy", pol.Source, "mode", pol.Mode.String(), "session", env.session, "session_from", env.sessionFrom)
+
+	child, err := transport.Start(argv, nil, os.Stderr)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	stopChild := func() { child.Shutdown(context.Background(), f.grace) }
+	go func() {
+		<-ctx.Done()
+		stopChild()
+	}()
+
+	r := relay.New(relay.Options{
+		Server:     f.name,
+		Session:    env.session,
+		Policy:     pol,
+		Hasher:     env.hasher,
+		Store:      env.store,
+		Audit:      env.audit,
+		Logger:     log,
+		MaxMessage: f.maxMessage,
+	})
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			p, err := policy.Resolve(f.policy, env.home)
+			if err != nil {
+				log.Error("policy reload failed; keeping the current policy", "err", err)
+				continue
+			}
+			if f.monitor {
+				p = p.WithMode(policy.Monitor)
+			}
+			r.SetPolicy(p)
+			log.Info("policy reloaded", "policy", p.Source)
+		}
+	}()
+
+	// When the client closes its input, the relay closes the server's: that
+	// starts the shutdown sequence (close stdin, wait, SIGTERM, SIGKILL).
+	serverIn := writeCloser{child.Stdin, func() error { go stopChild(); return nil }}
+	err = r.Run(ctx, pollableStdin(), os.Stdout, serverIn, child.Stdout)
+	go stopChild()
+	code := child.Wait()
+	if err != nil && ctx.Err() == nil {
+		log.Warn("relay ended", "err", err)
+	}
+	if code != 0 {
+		log.Info("MCP server exited", "code", code)
+		return &exitError{code: exitCode(code)}
+	}
+	return nil
+}
+
+// exitCode maps a child's exit code to ours; a server killed by a signal
+// (-1) becomes 1.
+func exitCode(c int) int {
+	if c < 0 {
+		return 1
+	}
+	return c
+}
+
+type writeCloser struct {
+	io.Writer
+	close func() error
+}
+
+func (w writeCloser) Close() error { return w.close() }
+
+// env is what every command that decides needs: home, key, policy, session,
+// state store and audit log.
+type env struct {
+	home        string
+	policy      *policy.Policy
+	hasher      *fingerprint.Hasher
+	session     string
+	sessionFrom string
+	store       *store.SQLite
+	audit       *audit.Log
+}
+
+func openEnv(ctx context.Context, policyPath string) (*env, error) {
+	home, err := store.Home()
+	if err != nil {
+		return nil, err
+	}
+	e := &env{home: home}
+	if e.policy, err = policy.Resolve(policyPath, home); err != nil {
+		return nil, err
+	}
+	key, err := store.LoadKey(home)
+	if err != nil {
+		return nil, err
+	}
+	if e.hasher, err = fingerprint.NewHasher(key); err != nil {
+		return nil, err
+	}
+	if e.session, e.sessionFrom, err = store.SessionKey(); err != nil {
+		return nil, err
+	}
+	if e.store, err = store.OpenSQLite(ctx, filepath.Join(home, "state.db")); err != nil {
+		return nil, err
+	}
+	if e.audit, err = audit.Open(filepath.Join(home, "audit.log")); err != nil {
+		e.store.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *env) close() {
+	e.store.Close()
+	e.audit.Close()
+}
+
+// serverName derives a server name from its command: the package or script
+// a launcher runs (npx -y @scope/server-x@1 → server-x), else the command.
+func serverName(argv []string) string {
+	launchers := map[string]bool{"npx": true, "uvx": true, "node": true, "python": true, "python3": true, "uv": true, "bunx": true, "deno": true, "pipx": true, "docker": true}
+	name := filepath.Base(argv[0])
+	if launchers[name] {
+		for _, a := range argv[1:] {
+			if strings.HasPrefix(a, "-") || a == "run" {
+				continue
+			}
+			name = a
+			break
+		}
+	}
+	name = filepath.Base(name)
+	if i := strings.LastIndex(name, "@"); i > 0 {
+		name = name[:i]
+	}
+	name = strings.TrimSuffix(name, filepath.Ext(name))
+	if name == "" {
+		return "server"
+	}
+	return name
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	switch strings.ToLower(os.Getenv("WEIR_LOG")) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}

@@ -1,0 +1,10 @@
+//go:build !unix
+
+package main
+
+import (
+	"io"
+	"os"
+)
+
+func pollableStdin() io.ReadCloser { return os.Stdin }

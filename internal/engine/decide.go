@@ -1,0 +1,346 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/weir-sec/weir/internal/fingerprint"
+	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/policy"
+)
+
+// Rule names, as they appear in block messages and the audit log.
+const (
+	RuleExfiltration  = "flow.exfiltration"
+	RuleTrifecta      = "flow.trifecta"
+	RuleIntegrity     = "flow.integrity"
+	RuleDefaultAction = "default_action"
+	RuleBadArguments  = "arguments"
+)
+
+// Call is a tools/call to decide.
+type Call struct {
+	Server string
+	Tool   string
+	Labels ToolLabels
+	// Args is the raw JSON of params.arguments (may be empty).
+	Args json.RawMessage
+}
+
+// Name is the call's tool as "server/tool", the form used for sources.
+func (c *Call) Name() string { return c.Server + "/" + c.Tool }
+
+// A Finding is one rule that applies to a call.
+type Finding struct {
+	Rule    string
+	Verdict flow.Verdict
+	Reason  string
+}
+
+// Decision is the engine's answer for one call.
+type Decision struct {
+	// Verdict is the most severe verdict among the findings (Allow if none).
+	Verdict flow.Verdict
+	// Rule and Reason are those of the most severe finding.
+	Rule   string
+	Reason string
+	// Sources are the observations the decision rests on ("server/tool"),
+	// sorted: the private sources the arguments matched for exfiltration,
+	// else the sources of the legs held.
+	Sources []string
+	// Paths are the argument JSON paths where private data was found.
+	Paths []string
+	// Via lists the decodings that revealed it ("base64", "url → hex").
+	Via []string
+	// Matches counts the distinct private fingerprints and digests found.
+	Matches int
+	// Findings lists every rule that applied, most severe first.
+	Findings []Finding
+}
+
+// Decide judges one tools/call. It is pure: the same policy, key, session
+// and call give the same decision.
+func Decide(p *policy.Policy, h *fingerprint.Hasher, s *flow.Session, c Call) Decision {
+	var d Decision
+	if p.DefaultAction == policy.DefaultDeny && !c.Labels.Listed {
+		d.add(Finding{RuleDefaultAction, flow.Block,
+			fmt.Sprintf("%s is not listed in the policy, and the policy denies unlisted tools (default_action: deny)", c.Name())})
+	}
+	if !c.Labels.Labels.Has(flow.Sink) {
+		d.finish()
+		return d
+	}
+	sink := c.Name()
+	// Sources whose flow to this sink the policy declassifies do not count.
+	counted := make([]bool, len(s.Sources))
+	var privSrc, untrustedSrc []string
+	for i, src := range s.Sources {
+		if p.FlowAllowed(src.Tool, sink) {
+			continue
+		}
+		counted[i] = true
+		if src.Labels.Has(flow.Private) {
+			privSrc = append(privSrc, src.Tool)
+		}
+		if src.Labels.Has(flow.Untrusted) {
+			untrustedSrc = append(untrustedSrc, src.Tool)
+		}
+	}
+	privSrc, untrustedSrc = uniqueSorted(privSrc), uniqueSorted(untrustedSrc)
+
+	var m matchResult
+	if len(privSrc) > 0 {
+		var err error
+		m, err = match(h, s, counted, c.Args)
+		if err != nil {
+			d.add(Finding{RuleBadArguments, flow.Block,
+				fmt.Sprintf("Weir could not read the arguments of %s (%v), so it cannot tell whether they carry private data", sink, err)})
+		} else if m.prints >= p.Flow.MinMatches || m.digests > 0 {
+			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, exfilReason(sink, m)})
+		}
+	}
+	if len(privSrc) > 0 && len(untrustedSrc) > 0 {
+		d.add(Finding{RuleTrifecta, p.Flow.Trifecta, fmt.Sprintf(
+			"this session has read private data (from %s) and untrusted content (from %s), and %s can send data out: untrusted text may be steering this call",
+			list(privSrc), list(untrustedSrc), sink)})
+	}
+	if len(untrustedSrc) > 0 {
+		d.add(Finding{RuleIntegrity, p.Flow.Integrity, fmt.Sprintf(
+			"this session has read untrusted content (from %s), and %s acts outside: untrusted text may be steering this call",
+			list(untrustedSrc), sink)})
+	}
+	d.finish()
+	switch d.Rule {
+	case RuleExfiltration:
+		d.Sources, d.Paths, d.Via = m.sources, m.paths, m.via
+		d.Matches = m.prints + m.digests
+	case RuleTrifecta:
+		d.Sources = uniqueSorted(append(slices.Clone(privSrc), untrustedSrc...))
+	case RuleIntegrity:
+		d.Sources = untrustedSrc
+	}
+	return d
+}
+
+func (d *Decision) add(f Finding) {
+	d.Findings = append(d.Findings, f)
+}
+
+// finish orders the findings and promotes the most severe. Allow findings
+// are dropped: a rule whose action is allow does not apply.
+func (d *Decision) finish() {
+	d.Findings = slices.DeleteFunc(d.Findings, func(f Finding) bool { return f.Verdict == flow.Allow })
+	sort.SliceStable(d.Findings, func(i, j int) bool { return d.Findings[i].Verdict > d.Findings[j].Verdict })
+	if len(d.Findings) > 0 {
+		top := d.Findings[0]
+		d.Verdict, d.Rule, d.Reason = top.Verdict, top.Rule, top.Reason
+	}
+}
+
+func exfilReason(sink string, m matchResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the arguments of %s carry private data read from %s", sink, list(m.sources))
+	if len(m.paths) > 0 {
+		fmt.Fprintf(&b, " (found in %s", list(m.paths))
+		if len(m.via) > 0 {
+			fmt.Fprintf(&b, ", hidden via %s", list(m.via))
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func list(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	case 2:
+		return xs[0] + " and " + xs[1]
+	}
+	if len(xs) > 5 {
+		return strings.Join(xs[:4], ", ") + fmt.Sprintf(" and %d more", len(xs)-4)
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+func uniqueSorted(xs []string) []string {
+	slices.Sort(xs)
+	return slices.Compact(xs)
+}
+
+type matchResult struct {
+	prints, digests int
+	sources         []string
+	paths           []string
+	via             []string
+}
+
+// match looks for fingerprints and digests of counted private sources in
+// every decoded view of every string in the arguments, and in the
+// concatenation of all of them (which catches text split across fields).
+func match(h *fingerprint.Hasher, s *flow.Session, counted []bool, args json.RawMessage) (matchResult, error) {
+	var res matchResult
+	leaves, err := stringLeaves(args)
+	if err != nil {
+		return res, err
+	}
+	seenPrint := make(map[uint64]bool)
+	seenDigest := make(map[uint64]bool)
+	srcs := make(map[int32]bool)
+	paths := make(map[string]bool)
+	vias := make(map[string]bool)
+	var prints []uint64
+	var scratch []int32
+
+	// private returns the counted private sources holding a hash, adding
+	// them to srcs; it reports whether there was any.
+	private := func(found []int32) bool {
+		ok := false
+		for _, i := range found {
+			if counted[i] && s.Sources[i].Labels.Has(flow.Private) {
+				srcs[i] = true
+				ok = true
+			}
+		}
+		return ok
+	}
+	scan := func(path, text string, via []fingerprint.Encoding) {
+		hit := false
+		prints = h.Prints(prints[:0], text)
+		for _, p := range prints {
+			if seenPrint[p] {
+				hit = true // already counted; still marks this path
+				continue
+			}
+			scratch = s.PrintSources(scratch[:0], p)
+			if private(scratch) {
+				seenPrint[p] = true
+				hit = true
+			}
+		}
+		fingerprint.Tokens(text, func(tok string) {
+			dg := h.Digest(tok)
+			if seenDigest[dg] {
+				hit = true
+				return
+			}
+			scratch = s.DigestSources(scratch[:0], dg)
+			if private(scratch) {
+				seenDigest[dg] = true
+				hit = true
+			}
+		})
+		if hit && path != "" {
+			paths[path] = true
+			if len(via) > 0 {
+				vias[viaString(via)] = true
+			}
+		}
+	}
+	var all strings.Builder
+	for _, leaf := range leaves {
+		fingerprint.Expand(leaf.value, func(v fingerprint.View) {
+			scan(leaf.path, v.Text, v.Via)
+		})
+		if len(leaves) > 1 {
+			all.WriteString(leaf.value)
+			all.WriteByte('\n')
+		}
+	}
+	if len(leaves) > 1 {
+		scan("", all.String(), nil)
+	}
+	res.prints, res.digests = len(seenPrint), len(seenDigest)
+	for i := range srcs {
+		res.sources = append(res.sources, s.Sources[i].Tool)
+	}
+	res.sources = uniqueSorted(res.sources)
+	res.paths = sortedKeys(paths)
+	res.via = sortedKeys(vias)
+	return res, nil
+}
+
+func viaString(via []fingerprint.Encoding) string {
+	parts := make([]string, len(via))
+	for i, e := range via {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, " → ")
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+type leaf struct{ path, value string }
+
+// stringLeaves returns every string in a JSON value with its JSON path,
+// object keys in sorted order so the result is deterministic. Object keys
+// are included as leaves too: an agent can smuggle data in a key.
+func stringLeaves(raw json.RawMessage) ([]leaf, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	var out []leaf
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, leaf{path, v})
+		case json.Number:
+			// Long digit runs (card and account numbers) can be sent as numbers.
+			if len(v) >= 12 {
+				out = append(out, leaf{path, string(v)})
+			}
+		case []any:
+			for i, x := range v {
+				walk(path+"["+strconv.Itoa(i)+"]", x)
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				p := childPath(path, k)
+				if len(k) >= 12 {
+					out = append(out, leaf{p, k})
+				}
+				walk(p, v[k])
+			}
+		}
+	}
+	walk("$", v)
+	return out, nil
+}
+
+func childPath(parent, key string) string {
+	ident := key != ""
+	for i, r := range key {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			ident = false
+			break
+		}
+	}
+	if ident {
+		return parent + "." + key
+	}
+	q, _ := json.Marshal(key)
+	return parent + "[" + string(q) + "]"
+}

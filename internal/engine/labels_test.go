@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/weir-sec/weir/internal/flow"
+)
+
+func hint(b bool) *bool { return &b }
+
+func TestLabelHeuristics(t *testing.T) {
+	const (
+		P = flow.Private
+		U = flow.Untrusted
+		S = flow.Sink
+	)
+	tests := []struct {
+		name   string
+		params []string
+		ann    Annotations
+		want   flow.Labels
+	}{
+		// Names from the npm reference servers.
+		{"read_text_file", []string{"path", "head", "tail"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(false)}, P},
+		{"read_multiple_files", []string{"paths"}, Annotations{}, P},
+		{"list_directory", []string{"path"}, Annotations{}, P},
+		{"search_files", []string{"path", "pattern"}, Annotations{}, P},
+		{"write_file", []string{"path", "content"}, Annotations{ReadOnly: hint(false), Destructive: hint(true), OpenWorld: hint(false)}, S},
+		{"read_graph", nil, Annotations{ReadOnly: hint(true)}, P},
+		{"search_nodes", []string{"query"}, Annotations{}, P},
+		{"create_entities", []string{"entities"}, Annotations{}, S},
+		{"echo", []string{"message"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(false)}, 0},
+		{"get-sum", []string{"a", "b"}, Annotations{ReadOnly: hint(true)}, 0},
+		{"get-env", nil, Annotations{}, 0},
+		// AgentDojo-style names.
+		{"send_email", []string{"recipients", "subject", "body"}, Annotations{}, S},
+		{"get_unread_emails", nil, Annotations{}, P | U},
+		{"search_emails", []string{"query"}, Annotations{}, P | U},
+		{"read_channel_messages", []string{"channel"}, Annotations{}, P | U},
+		{"send_direct_message", []string{"recipient", "body"}, Annotations{}, S},
+		{"post_webpage", []string{"url", "content"}, Annotations{}, S},
+		{"get_webpage", []string{"url"}, Annotations{}, U | S},
+		{"send_money", []string{"recipient", "amount"}, Annotations{}, S},
+		{"get_most_recent_transactions", []string{"n"}, Annotations{}, P},
+		{"get_balance", nil, Annotations{}, P},
+		{"create_calendar_event", []string{"title", "participants"}, Annotations{}, S},
+		{"getCalendarEvents", nil, Annotations{}, P},
+		// The web.
+		{"fetch", []string{"url"}, Annotations{}, U | S},
+		{"search_web", []string{"query"}, Annotations{}, U},
+		{"browse", []string{"url"}, Annotations{}, U | S},
+		// Annotations only add.
+		{"lookup_weather", []string{"city"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(true)}, U},
+		{"do_thing", nil, Annotations{OpenWorld: hint(true)}, S},
+		{"send_fax", []string{"number"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(false), Destructive: hint(false)}, S},
+	}
+	pol := mustPolicy(t, "version: 1\n")
+	for _, tt := range tests {
+		got := Label(pol, "srv", ToolDef{Name: tt.name, Params: tt.params, Annotations: tt.ann})
+		if got.Labels != tt.want {
+			t.Errorf("%s: labels %s, want %s (why %q)", tt.name, got.Labels, tt.want, got.Why)
+		}
+		if got.Labels != 0 && len(got.Why) == 0 {
+			t.Errorf("%s: labels without a reason", tt.name)
+		}
+	}
+}
+
+func TestLabelPolicyIsStrongest(t *testing.T) {
+	pol := mustPolicy(t, `version: 1
+tools:
+  - {match: "notes:*", labels: [private]}
+  - {match: "web:fetch", labels: [untrusted, sink]}
+  - {match: "mail:send_email", labels: []}
+`)
+	tests := []struct {
+		server, tool string
+		ann          Annotations
+		want         flow.Labels
+		listed       bool
+	}{
+		{"notes", "share_note", Annotations{}, flow.Private, true},                                  // policy replaces the heuristic (which says sink)
+		{"notes", "share_note", Annotations{OpenWorld: hint(true)}, flow.Private | flow.Sink, true}, // annotations still add
+		{"web", "fetch", Annotations{}, flow.Untrusted | flow.Sink, true},
+		{"mail", "send_email", Annotations{}, 0, true},           // an explicit empty list is a decision
+		{"other", "send_email", Annotations{}, flow.Sink, false}, // unlisted: heuristic
+	}
+	for _, tt := range tests {
+		got := Label(pol, tt.server, ToolDef{Name: tt.tool, Annotations: tt.ann})
+		if got.Labels != tt.want || got.Listed != tt.listed {
+			t.Errorf("%s:%s: labels %s listed %v, want %s %v (why %q)", tt.server, tt.tool, got.Labels, got.Listed, tt.want, tt.listed, got.Why)
+		}
+	}
+}
+
+func TestSplitName(t *testing.T) {
+	tests := map[string][]string{
+		"read_text_file":    {"read", "text", "file"},
+		"get-sum":           {"get", "sum"},
+		"getCalendarEvents": {"get", "calendar", "events"},
+		"HTTPRequest":       {"http", "request"},
+		"search.web":        {"search", "web"},
+		"":                  nil,
+	}
+	for in, want := range tests {
+		if got := splitName(in); !slices.Equal(got, want) {
+			t.Errorf("splitName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func readAll(t *testing.T, r *Reader) (lines []string, errs []error) {
+	t.Helper()
+	for {
+		line, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return lines, errs
+		}
+		if err != nil {
+			var over *OversizeError
+			if !errors.As(err, &over) {
+				t.Fatalf("Next: %v", err)
+			}
+			errs = append(errs, err)
+			continue
+		}
+		lines = append(lines, string(line))
+	}
+}
+
+func TestReaderLines(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"plain", "{\"a\":1}\n{\"b\":2}\n", []string{`{"a":1}`, `{"b":2}`}},
+		{"crlf", "{\"a\":1}\r\n", []string{`{"a":1}`}},
+		{"no final newline", "{\"a\":1}\n{\"b\":2}", []string{`{"a":1}`, `{"b":2}`}},
+		{"blank lines skipped", "\n  \n{\"a\":1}\n\n", []string{`{"a":1}`}},
+		{"empty", "", nil},
+		{"inner spaces kept", "{ \"a\" : 1 }\n", []string{`{ "a" : 1 }`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// One byte at a time exercises every chunk boundary.
+			got, errs := readAll(t, NewReader(iotest.OneByteReader(strings.NewReader(tt.in)), 100))
+			if len(errs) > 0 {
+				t.Fatalf("unexpected errors %v", errs)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReaderOversize(t *testing.T) {
+	big := `{"jsonrpc":"2.0","method":"tools/call","params":{"x":"` + strings.Repeat("a", 200_000) + `"},"id":"req-7"}`
+	in := `{"a":1}` + "\n" + big + "\n" + `{"b":2}` + "\n"
+	r := NewReader(strings.NewReader(in), 1024)
+	lines, errs := readAll(t, r)
+	if strings.Join(lines, "|") != `{"a":1}|{"b":2}` {
+		t.Errorf("lines around the oversized one = %q", lines)
+	}
+	if len(errs) != 1 {
+		t.Fatalf("got %d oversize errors, want 1", len(errs))
+	}
+	var over *OversizeError
+	errors.As(errs[0], &over)
+	if string(over.ID) != `"req-7"` || over.Method != "tools/call" || over.Size != int64(len(big)) || over.Limit != 1024 {
+		t.Errorf("oversize = %+v (id %s)", over, over.ID)
+	}
+	if !errors.Is(errs[0], ErrTooLarge) {
+		t.Error("not ErrTooLarge")
+	}
+}
+
+func TestReaderExactLimit(t *testing.T) {
+	msg := `{"a":"` + strings.Repeat("x", 90) + `"}`
+	lines, errs := readAll(t, NewReader(strings.NewReader(msg+"\n"), len(msg)))
+	if len(errs) != 0 || len(lines) != 1 {
+		t.Fatalf("a message of exactly the limit must pass: lines %d errs %v", len(lines), errs)
+	}
+	_, errs = readAll(t, NewReader(strings.NewReader(msg+"\n"), len(msg)-5))
+	if len(errs) != 1 {
+		t.Fatalf("a message over the limit must fail")
+	}
+}
+
+func TestEnvelopeScanner(t *testing.T) {
+	tests := []struct {
+		in     string
+		id     string
+		method string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"x"}`, `1`, "x"},
+		{`{"method":"tools/call","params":{"id":99,"method":"nested"},"id":"abc"}`, `"abc"`, "tools/call"},
+		{`{"id" : -3 , "method" : "m" }`, `-3`, "m"},
+		{`{"id":{"bad":1},"method":"m"}`, ``, "m"},
+		{`{"id":null}`, ``, ""},
+		{`{"params":"he said \"id\":5","id":7}`, `7`, ""},
+		{`[{"id":1}]`, ``, ""},
+		{`{"id":"a\"b"}`, `"a\"b"`, ""},
+		{`not json at all`, ``, ""},
+	}
+	for _, tt := range tests {
+		var s envelopeScanner
+		s.feed([]byte(tt.in))
+		if got := string(s.id()); got != tt.id {
+			t.Errorf("%s: id = %q, want %q", tt.in, got, tt.id)
+		}
+		if got := s.method(); got != tt.method {
+			t.Errorf("%s: method = %q, want %q", tt.in, got, tt.method)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in   string
+		code int
+		id   string
+		kind string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 0, "", "call"},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0, "", "notification"},
+		{`{"jsonrpc":"2.0","id":"x","result":{}}`, 0, "", "response"},
+		{`{"jsonrpc":"2.0","id":1,"method":"x","extra":{"unknown":true}}`, 0, "", "call"},
+		{`{"jsonrpc":"2.0","id":1,"method":`, CodeParseError, "", ""},
+		{`[{"jsonrpc":"2.0","id":1,"method":"x"}]`, CodeInvalidRequest, "", ""},
+		{`42`, CodeInvalidRequest, "", ""},
+		{`{"jsonrpc":"1.0","id":5,"method":"x"}`, CodeInvalidRequest, "5", ""},
+		{`{"jsonrpc":"2.0","result":{}}`, CodeInvalidRequest, "", ""},
+	}
+	for _, tt := range tests {
+		m, err := Parse([]byte(tt.in))
+		if tt.code != 0 {
+			var bad *BadMessageError
+			if !errors.As(err, &bad) {
+				t.Errorf("%s: err = %v, want BadMessageError", tt.in, err)
+				continue
+			}
+			if bad.Code != tt.code || string(bad.ID) != tt.id {
+				t.Errorf("%s: code %d id %q, want %d %q", tt.in, bad.Code, bad.ID, tt.code, tt.id)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.in, err)
+			continue
+		}
+		kind := "response"
+		if r, ok := m.(*Request); ok {
+			kind = "notification"
+			if r.ID.IsValid() {
+				kind = "call"
+			}
+		}
+		if kind != tt.kind {
+			t.Errorf("%s: kind %s, want %s", tt.in, kind, tt.kind)
+		}
+	}
+}
+
+func TestResponses(t *testing.T) {
+	got := string(ErrorResponse([]byte(`"a"`), CodeServerUnavailable, `server "x" <gone>`))
+	want := `{"jsonrpc":"2.0","id":"a","error":{"code":-32001,"message":"server \"x\" <gone>"}}`
+	if got != want {
+		t.Errorf("ErrorResponse = %s\nwant %s", got, want)
+	}
+	if got := string(ErrorResponse(nil, CodeParseError, "p")); !strings.Contains(got, `"id":null`) {
+		t.Errorf("nil id: %s", got)
+	}
+	for _, b := range [][]byte{ErrorResponse([]byte("7"), 1, "m"), ResultResponse([]byte("7"), []byte(`{"ok":true}`))} {
+		if _, err := Parse(b); err != nil {
+			t.Errorf("%s does not parse: %v", b, err)
+		}
+	}
+}
+
+func TestWriterLines(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.WriteLine([]byte(`{"a":1}`))
+	w.WriteLine([]byte(`{"b":2}`))
+	if buf.String() != "{\"a\":1}\n{\"b\":2}\n" {
+		t.Errorf("got %q", buf.String())
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add([]byte("{\"id\":1}\n{\"id\":2}"), 16)
+	f.Add([]byte("\r\n\n{\"method\":\"x\",\"id\":\"" + strings.Repeat("z", 100) + "\"}\n"), 8)
+	f.Fuzz(func(t *testing.T, in []byte, limit int) {
+		if limit <= 0 || limit > 1<<20 {
+			limit = 64
+		}
+		r := NewReader(bytes.NewReader(in), limit)
+		total := 0
+		for {
+			line, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			var over *OversizeError
+			if errors.As(err, &over) {
+				total += int(over.Size)
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(line) > limit {
+				t.Fatalf("line of %d bytes passed a limit of %d", len(line), limit)
+			}
+			if bytes.IndexByte(line, '\n') >= 0 {
+				t.Fatal("line contains a newline")
+			}
+			total += len(line)
+		}
+		if total > len(in) {
+			t.Fatalf("read %d bytes from %d", total, len(in))
+		}
+	})
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"x"}`))
+	f.Add([]byte(`[1,2]`))
+	f.Add([]byte(`{"id":`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		m, err := Parse(in)
+		if err == nil && m == nil {
+			t.Fatal("nil message without error")
+		}
+		var bad *BadMessageError
+		if err != nil && !errors.As(err, &bad) {
+			t.Fatalf("error %T is not a BadMessageError", err)
+		}
+		if bad != nil {
+			// go-sdk refuses responses with a null id, which JSON-RPC allows
+			// for unreadable requests, so check validity, not Parse.
+			resp := ErrorResponse(bad.ID, bad.Code, bad.Reason)
+			if !json.Valid(resp) {
+				t.Fatalf("the error response to %q is not JSON: %s", in, resp)
+			}
+			if bad.ID != nil {
+				if _, err := Parse(resp); err != nil {
+					t.Fatalf("the error response to %q does not parse: %v", in, err)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,140 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// The go-sdk's wire types, re-exported so the rest of Weir names one package.
+type (
+	ID       = sdk.ID
+	Message  = sdk.Message
+	Request  = sdk.Request
+	Response = sdk.Response
+	Error    = sdk.Error
+)
+
+// JSON-RPC error codes. The standard ones come from the specification; the
+// server-error range (-32000 to -32099) holds Weir's own.
+const (
+	CodeParseError     = sdk.CodeParseError
+	CodeInvalidRequest = sdk.CodeInvalidRequest
+	CodeMethodNotFound = sdk.CodeMethodNotFound
+	CodeInvalidParams  = sdk.CodeInvalidParams
+	CodeInternalError  = sdk.CodeInternalError
+
+	// CodeServerUnavailable answers a request the MCP server cannot answer
+	// because it exited or closed its output.
+	CodeServerUnavailable = -32001
+	// CodeMessageTooLarge answers a message over the size limit.
+	CodeMessageTooLarge = -32002
+	// CodeBadServerMessage answers a request whose response from the MCP
+	// server could not be relayed (oversized or malformed).
+	CodeBadServerMessage = -32003
+)
+
+// BadMessageError is returned by Parse for a line that is not a JSON-RPC
+// message. Code is the JSON-RPC error code to answer with, and ID the raw id
+// if one could be recovered (so the sender's request still gets its answer).
+type BadMessageError struct {
+	Code   int
+	ID     []byte
+	Reason string
+}
+
+func (e *BadMessageError) Error() string { return e.Reason }
+
+// Parse classifies one line. It returns a *Request (call or notification)
+// or a *Response, or a *BadMessageError saying why the line is not a message.
+func Parse(line []byte) (Message, error) {
+	msg, err := sdk.DecodeMessage(line)
+	if err == nil {
+		return msg, nil
+	}
+	return nil, diagnose(line, err)
+}
+
+func diagnose(line []byte, cause error) *BadMessageError {
+	trimmed := bytes.TrimSpace(line)
+	if !json.Valid(trimmed) {
+		return &BadMessageError{Code: CodeParseError, Reason: "parse error: the message is not valid JSON"}
+	}
+	switch trimmed[0] {
+	case '[':
+		return &BadMessageError{Code: CodeInvalidRequest, Reason: "invalid request: JSON-RPC batches are not supported by MCP; send one message per line"}
+	case '{':
+	default:
+		return &BadMessageError{Code: CodeInvalidRequest, Reason: "invalid request: a JSON-RPC message must be a JSON object"}
+	}
+	var sc envelopeScanner
+	sc.feed(trimmed)
+	return &BadMessageError{
+		Code:   CodeInvalidRequest,
+		ID:     sc.id(),
+		Reason: fmt.Sprintf("invalid request: %v", cause),
+	}
+}
+
+// IsCall reports whether m is a request that expects a response.
+func IsCall(m Message) bool {
+	r, ok := m.(*Request)
+	return ok && r.ID.IsValid()
+}
+
+// EncodeID returns the JSON encoding of an id, for answers Weir originates.
+// It equals the client's id as a JSON value (ids are integers or strings).
+func EncodeID(id ID) []byte {
+	b, err := json.Marshal(id.Raw())
+	if err != nil {
+		return []byte("null")
+	}
+	return b
+}
+
+// ParseID parses a raw JSON id.
+func ParseID(raw []byte) (ID, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return ID{}, fmt.Errorf("bad id %q: %w", raw, err)
+	}
+	return sdk.MakeID(v)
+}
+
+// ErrorResponse encodes an error response for the request with the raw id
+// (nil means null, for a message whose id could not be read).
+func ErrorResponse(rawID []byte, code int, message string) []byte {
+	if len(rawID) == 0 {
+		rawID = []byte("null")
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(rawID)
+	b.WriteString(`,"error":{"code":`)
+	fmt.Fprintf(&b, "%d", code)
+	b.WriteString(`,"message":`)
+	writeString(&b, message)
+	b.WriteString("}}")
+	return b.Bytes()
+}
+
+// ResultResponse encodes a success response carrying result, which must be
+// valid JSON.
+func ResultResponse(rawID []byte, result []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(rawID)
+	b.WriteString(`,"result":`)
+	b.Write(result)
+	b.WriteString("}")
+	return b.Bytes()
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	b.Truncate(b.Len() - 1)
+}

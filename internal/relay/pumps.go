@@ -1,0 +1,296 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/weir-sec/weir/internal/audit"
+	"github.com/weir-sec/weir/internal/engine"
+	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/jsonrpc"
+	"github.com/weir-sec/weir/internal/policy"
+)
+
+// clientPump reads the client's messages until its input ends.
+func (r *Relay) clientPump(ctx context.Context, in io.Reader) {
+	rd := jsonrpc.NewReader(in, r.opts.MaxMessage)
+	for ctx.Err() == nil {
+		line, err := rd.Next()
+		var over *jsonrpc.OversizeError
+		switch {
+		case errors.As(err, &over):
+			r.log.Warn("client message over the size limit", "bytes", over.Size, "limit", over.Limit, "method", over.Method)
+			if over.ID != nil {
+				r.replyError(over.ID, jsonrpc.CodeMessageTooLarge,
+					fmt.Sprintf("%v; Weir refused it (raise the limit with weir run --max-message-bytes)", over))
+			}
+			continue
+		case err != nil:
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				r.log.Debug("client input ended", "err", err)
+			}
+			return
+		}
+		r.fromClient(ctx, line)
+	}
+}
+
+func (r *Relay) fromClient(ctx context.Context, line []byte) {
+	msg, err := jsonrpc.Parse(line)
+	if err != nil {
+		var bad *jsonrpc.BadMessageError
+		if errors.As(err, &bad) {
+			r.log.Warn("malformed message from client", "reason", bad.Reason)
+			// A request gets its answer; JSON-RPC says unreadable messages
+			// are answered with a null id too.
+			r.replyError(bad.ID, bad.Code, bad.Reason)
+		}
+		return
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.ID.IsValid() {
+		// Notifications and the client's responses to server requests.
+		r.forwardToServer(line, nil)
+		return
+	}
+	p := pending{id: req.ID, rawID: jsonrpc.EncodeID(req.ID), method: req.Method}
+	if req.Method == "tools/call" {
+		var params callParams
+		if err := json.Unmarshal(req.Params, &params); err != nil || params.Name == "" {
+			// Let the server answer a malformed call; there is nothing to decide.
+			r.forwardToServer(line, &p)
+			return
+		}
+		p.tool, p.modern = params.Name, isModern(params.Meta)
+		p.labels = r.toolLabels(params.Name)
+		if r.decideCall(ctx, &p, params.Arguments) {
+			return
+		}
+	}
+	r.forwardToServer(line, &p)
+}
+
+// forwardToServer forwards a line; p, when not nil, is a request that
+// awaits the server's answer.
+func (r *Relay) forwardToServer(line []byte, p *pending) {
+	if p != nil {
+		r.mu.Lock()
+		gone := r.serverGone
+		if gone == nil {
+			r.pending[p.id] = *p
+		}
+		r.mu.Unlock()
+		if gone != nil {
+			r.replyError(p.rawID, jsonrpc.CodeServerUnavailable,
+				fmt.Sprintf("the MCP server %q is no longer running (%v)", r.opts.Server, gone))
+			return
+		}
+	}
+	if err := r.toServer.WriteLine(line); err != nil {
+		r.log.Debug("writing to server", "err", err)
+		if p != nil {
+			r.answerPending(p, jsonrpc.CodeServerUnavailable,
+				fmt.Sprintf("the MCP server %q is not accepting input (%v)", r.opts.Server, err))
+		}
+	}
+}
+
+// answerPending answers a request the relay forwarded, if it is still
+// waiting, so it is never answered twice.
+func (r *Relay) answerPending(p *pending, code int, msg string) {
+	r.mu.Lock()
+	_, waiting := r.pending[p.id]
+	delete(r.pending, p.id)
+	r.mu.Unlock()
+	if waiting {
+		r.replyError(p.rawID, code, msg)
+	}
+}
+
+// decideCall decides a tools/call. It reports whether the relay answered
+// the call itself (so it must not be forwarded).
+func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage) (answered bool) {
+	pol := r.policy.Load()
+	call := engine.Call{Server: r.opts.Server, Tool: p.tool, Labels: p.labels, Args: args}
+	d, err := r.decide(ctx, call)
+	if err != nil {
+		// Fail closed: a sink call Weir cannot judge does not run.
+		d = engine.Decision{Verdict: flow.Block, Rule: "internal", Reason: err.Error()}
+	}
+	enforced := pol.Mode == policy.Enforce
+	rec := &audit.Record{
+		Event: "call", Method: "tools/call", Tool: p.tool,
+		Labels:  p.labels.Labels.Names(),
+		Verdict: d.Verdict.String(), Enforced: enforced,
+		Rule: d.Rule, Reason: d.Reason, Sources: d.Sources, Prints: d.Matches,
+	}
+	r.record(rec, args)
+	if d.Verdict != flow.Allow {
+		r.log.Info("decision", "tool", call.Name(), "verdict", d.Verdict.String(), "rule", d.Rule, "enforced", enforced)
+	}
+	if !enforced || !d.Verdict.Stops() {
+		return false
+	}
+	r.replyResult(p, engine.BlockMessage(d, call.Name()))
+	return true
+}
+
+// decide runs the engine for a call, syncing the session mirror first when
+// the decision depends on it. A panic in the engine is an error, not a crash.
+func (r *Relay) decide(ctx context.Context, call engine.Call) (d engine.Decision, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("Weir's engine failed while deciding %s (%v), so the call was blocked", call.Name(), v)
+		}
+	}()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if call.Labels.Labels.Has(flow.Sink) {
+		if err := r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror); err != nil {
+			return d, fmt.Errorf("Weir could not read this session's state (%v), so it cannot tell what %s would send and blocked it", err, call.Name())
+		}
+	}
+	return engine.Decide(r.policy.Load(), r.opts.Hasher, &r.mirror, call), nil
+}
+
+// replyResult answers a tools/call with an isError tool result.
+func (r *Relay) replyResult(p *pending, text string) {
+	res := struct {
+		Content    []textContent `json:"content"`
+		IsError    bool          `json:"isError"`
+		ResultType string        `json:"resultType,omitempty"`
+	}{Content: []textContent{{Type: "text", Text: text}}, IsError: true}
+	if p.modern {
+		res.ResultType = "complete"
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		r.replyError(p.rawID, jsonrpc.CodeInternalError, text)
+		return
+	}
+	if err := r.toClient.WriteLine(jsonrpc.ResultResponse(p.rawID, b)); err != nil {
+		r.log.Debug("writing to client", "err", err)
+	}
+}
+
+type textContent struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// serverPump reads the server's messages until its output ends.
+func (r *Relay) serverPump(ctx context.Context, in io.Reader) error {
+	rd := jsonrpc.NewReader(in, r.opts.MaxMessage)
+	for ctx.Err() == nil {
+		line, err := rd.Next()
+		var over *jsonrpc.OversizeError
+		switch {
+		case errors.As(err, &over):
+			r.log.Warn("server message over the size limit", "bytes", over.Size, "limit", over.Limit)
+			r.dropServerMessage(over.ID, fmt.Sprintf("the MCP server %q sent a response of %d bytes, over Weir's limit of %d (raise it with weir run --max-message-bytes)", r.opts.Server, over.Size, over.Limit))
+			continue
+		case err != nil:
+			return err
+		}
+		r.fromServer(ctx, line)
+	}
+	return ctx.Err()
+}
+
+// dropServerMessage answers the client request a dropped server message
+// was the response to, if it can be identified.
+func (r *Relay) dropServerMessage(rawID []byte, why string) {
+	if rawID == nil {
+		return
+	}
+	id, err := jsonrpc.ParseID(rawID)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	p, ok := r.pending[id]
+	delete(r.pending, id)
+	r.mu.Unlock()
+	if ok {
+		r.replyError(p.rawID, jsonrpc.CodeBadServerMessage, why)
+	}
+}
+
+func (r *Relay) fromServer(ctx context.Context, line []byte) {
+	msg, err := jsonrpc.Parse(line)
+	if err != nil {
+		var bad *jsonrpc.BadMessageError
+		errors.As(err, &bad)
+		r.log.Warn("malformed message from server; dropped", "server", r.opts.Server, "reason", err)
+		if bad != nil && bad.ID != nil {
+			r.dropServerMessage(bad.ID, fmt.Sprintf("the MCP server %q sent a malformed response (%s)", r.opts.Server, bad.Reason))
+		}
+		return
+	}
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if m.Method == "notifications/tools/list_changed" {
+			r.log.Debug("server tool list changed", "server", r.opts.Server)
+		}
+	case *jsonrpc.Response:
+		r.mu.Lock()
+		p, ok := r.pending[m.ID]
+		delete(r.pending, m.ID)
+		r.mu.Unlock()
+		if ok && m.Error == nil {
+			switch p.method {
+			case "tools/call":
+				if !r.observe(ctx, &p, m.Result) {
+					return
+				}
+			case "tools/list":
+				r.updateCatalog(m.Result)
+			}
+		}
+	}
+	if err := r.toClient.WriteLine(line); err != nil {
+		r.log.Debug("writing to client", "err", err)
+	}
+}
+
+// observe records what a tool result adds to the session before the client
+// sees it. It reports whether the result may be forwarded; when recording
+// fails the client gets an error result instead (fail closed: data Weir
+// cannot track does not reach the model).
+func (r *Relay) observe(ctx context.Context, p *pending, result json.RawMessage) bool {
+	var head struct {
+		ResultType string `json:"resultType"`
+	}
+	_ = json.Unmarshal(result, &head)
+	if head.ResultType == "input_required" {
+		return true // not a result yet: the client will call again
+	}
+	res := engine.Result{Server: r.opts.Server, Tool: p.tool, Labels: p.labels.Labels, Raw: result, At: r.now()}
+	obs, err := engine.Observe(r.opts.Hasher, res)
+	if err == nil && obs != nil {
+		_, err = r.opts.Store.Append(ctx, r.opts.Session, obs)
+		if err == nil {
+			r.mu.Lock()
+			err = r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror)
+			r.mu.Unlock()
+		}
+	}
+	rec := &audit.Record{Event: "result", Method: "tools/call", Tool: p.tool, Labels: p.labels.Labels.Names(), Verdict: "allow", Enforced: true}
+	if obs != nil {
+		rec.Prints = len(obs.Prints) + len(obs.Digests)
+	}
+	if err != nil {
+		rec.Verdict, rec.Rule = "block", "internal"
+		rec.Reason = fmt.Sprintf("could not record the result's labels: %v", err)
+		r.record(rec, nil)
+		r.log.Error("recording a tool result failed; result withheld", "tool", p.tool, "err", err)
+		r.replyResult(p, fmt.Sprintf("Weir withheld the result of %s/%s: it could not record where this data came from (%v), and data it cannot track does not reach the model. This is a problem with Weir's state store, not with the tool; tell the user.", r.opts.Server, p.tool, err))
+		return false
+	}
+	r.record(rec, nil)
+	return true
+}
