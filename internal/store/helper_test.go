@@ -27,7 +27,11 @@ const helperEnv = "WEIR_STORE_HELPER"
 // helperArgs returns the environment and command line that run the helper
 // named mode.
 func helperArgs(mode string) (env []string, argv []string) {
-	return []string{helperEnv + "=" + mode}, []string{os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1"}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return []string{helperEnv + "=" + mode}, []string{exe, "-test.run=^TestHelperProcess$", "-test.count=1"}
 }
 
 // helperCommand is an exec.Cmd running the helper directly.

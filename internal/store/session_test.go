@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -227,5 +228,23 @@ func TestSessionKeyEnv(t *testing.T) {
 	key, how, err := SessionKey()
 	if err != nil || key != "env:abc" || how != "WEIR_SESSION" {
 		t.Errorf("SessionKey = %q, %q, %v", key, how, err)
+	}
+}
+
+func TestParseProcargs(t *testing.T) {
+	// argc, exec path, NUL padding, argv, then the environment.
+	b := []byte{3, 0, 0, 0}
+	b = append(b, "/usr/local/bin/node\x00\x00\x00\x00"...)
+	b = append(b, "node\x00/usr/local/lib/node_modules/npm/bin/npx-cli.js\x00-y\x00PATH=/bin\x00HOME=/u\x00"...)
+	got := parseProcargs(b)
+	want := []string{"node", "/usr/local/lib/node_modules/npm/bin/npx-cli.js", "-y"}
+	if !slices.Equal(got, want) {
+		t.Errorf("parseProcargs = %q, want %q", got, want)
+	}
+	for _, bad := range [][]byte{nil, {1, 0}, {2, 0, 0, 0, 'x'}, {9, 0, 0, 0, 'x', 0, 'a', 0}} {
+		_ = parseProcargs(bad) // must not panic
+	}
+	if got := parseProcargs([]byte{9, 0, 0, 0, 'x', 0, 'a', 0}); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("short procargs = %q", got)
 	}
 }
