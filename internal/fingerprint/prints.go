@@ -77,7 +77,7 @@ func (h *Hasher) Prints(dst []uint64, text string) []uint64 {
 		}
 		hs := sc.hs[W-1 : W-1+n]
 		bp = h.terms(bp, sc.norm[:K+1+n], hs)
-		h0, h1 = h.chain(h0, h1, sc.norm[:K+1+n], hs)
+		h0, h1 = h.chain(h0, h1, hs)
 
 		// The first K−1 positions of a text end no complete k-gram, and
 		// nothing is carried until one does.
@@ -215,49 +215,25 @@ func (h *Hasher) terms(bp uint64, norm []byte, out []uint64) uint64 {
 // and h1 = H_{j−1} for the first, and returns the state for the next
 // block. The state is lazily reduced (below 2^61+8); stored values are
 // canonical (below p), so equal k-grams always give equal values.
-//
-// Even two chains wait on the multiplier, so a long block is split in two
-// halves whose chains run side by side; the second half starts from hashes
-// computed from scratch (norm holds the K+1 bytes before hs[0], then one
-// byte per hash).
-func (h *Hasher) chain(h0, h1 uint64, norm []byte, hs []uint64) (uint64, uint64) {
+func (h *Hasher) chain(h0, h1 uint64, hs []uint64) (uint64, uint64) {
 	b28 := h.base28
-	if m := len(hs) / 2 &^ 1; m >= 64 {
-		g0 := h.kgram(norm[m : m+K]) // k-gram ending at hs[m-2]
-		g1 := h.kgram(norm[m+1 : m+1+K])
-		a, b := hs[:m], hs[m:2*m]
-		b = b[:len(a)]
-		for j := 0; j+1 < len(a); j += 2 {
-			h0 = step(h0, b28, a[j])
-			g0 = step(g0, b28, b[j])
-			h1 = step(h1, b28, a[j+1])
-			g1 = step(g1, b28, b[j+1])
-			a[j], b[j] = canon(h0), canon(g0)
-			a[j+1], b[j+1] = canon(h1), canon(g1)
-		}
-		h0, h1, hs = g0, g1, hs[2*m:]
-	}
-	for len(hs) >= 2 {
-		q := (*[2]uint64)(hs)
+	for len(hs) >= 4 {
+		q := (*[4]uint64)(hs)
 		h0 = step(h0, b28, q[0])
+		q[0] = canon(h0)
 		h1 = step(h1, b28, q[1])
-		q[0], q[1] = canon(h0), canon(h1)
-		hs = hs[2:]
+		q[1] = canon(h1)
+		h0 = step(h0, b28, q[2])
+		q[2] = canon(h0)
+		h1 = step(h1, b28, q[3])
+		q[3] = canon(h1)
+		hs = hs[4:]
 	}
-	if len(hs) == 1 {
-		h0, h1 = h1, step(h0, b28, hs[0])
-		hs[0] = canon(h1)
+	for j := range hs {
+		h0, h1 = h1, step(h0, b28, hs[j])
+		hs[j] = canon(h1)
 	}
 	return h0, h1
-}
-
-// kgram hashes one k-gram from scratch.
-func (h *Hasher) kgram(g []byte) uint64 {
-	var x uint64
-	for _, c := range g {
-		x = mulmod(x, h.base) + uint64(c)
-	}
-	return x
 }
 
 // step returns x·B² + t reduced to below 2^61+8, for x below 2^61+8 and
