@@ -1,0 +1,268 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The user's private file and the secret in it. The secret is an
+// API-key-sized token; the prose around it is long enough to fingerprint.
+const (
+	secretKey  = "sk_live_51Hq9ZtW8xKpL3vR"
+	secretText = "Board minutes, strictly confidential: the acquisition of Lindqvist Robotics closes on the third of March at a price of forty-one million."
+)
+
+// sinkPolicy labels server-everything's echo as a sink: it stands for any
+// tool that sends its arguments somewhere.
+const sinkPolicy = "version: 1\ntools:\n  - {match: \"everything:echo\", labels: [sink]}\n"
+
+type fixture struct {
+	env     *weirEnv
+	dir     string // the filesystem server's root
+	policy  string
+	filesFS []string
+	every   []string
+}
+
+func newFixture(t *testing.T) *fixture {
+	f := &fixture{env: newWeirEnv(t), dir: t.TempDir()}
+	f.policy = filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(f.policy, []byte(sinkPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, "minutes.txt"), []byte(secretText+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, "api.env"), []byte("STRIPE_KEY="+secretKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's paths as the server reports them (macOS /tmp is a symlink).
+	if d, err := filepath.EvalSymlinks(f.dir); err == nil {
+		f.dir = d
+	}
+	f.filesFS = serverFilesystem(t, f.dir)
+	f.every = serverEverything(t)
+	return f
+}
+
+// connect starts a proxy for argv under the go-sdk client and returns the
+// session. session overrides the fixture's WEIR_SESSION ("" keeps it).
+func (f *fixture) connect(t *testing.T, ctx context.Context, name string, argv []string, session string) *mcp.ClientSession {
+	t.Helper()
+	env := *f.env
+	if session != "" {
+		env.session = session
+	}
+	cmd := exec.Command(weirBin, append([]string{"run", "--name", name, "--policy", f.policy, "--"}, argv...)...)
+	cmd.Env = env.environ()
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "weir-e2e-go", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s through weir: %v\nstderr:\n%s", name, err, stderr.String())
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if strings.Contains(stderr.String(), secretKey) || strings.Contains(stderr.String(), secretText[:40]) {
+			t.Errorf("the secret appeared in weir's stderr:\n%s", stderr.String())
+		}
+	})
+	return cs
+}
+
+func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) (text string, isError bool) {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("calling %s: %v", tool, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+// TestExfiltrationAcrossProxies reads a private file through one proxy
+// (server-filesystem) and tries to leak it, encoded several ways, through
+// another proxy of the same client (server-everything). Every leak must be
+// blocked; unrelated calls must pass.
+func TestExfiltrationAcrossProxies(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t, 90*time.Second)
+	files := f.connect(t, ctx, "files", f.filesFS, "")
+	every := f.connect(t, ctx, "everything", f.every, "")
+
+	text, isErr := call(t, ctx, files, "read_text_file", map[string]any{"path": filepath.Join(f.dir, "minutes.txt")})
+	if isErr || !strings.Contains(text, "Lindqvist") {
+		t.Fatalf("reading the private file failed: %q", text)
+	}
+	if text, isErr := call(t, ctx, files, "read_text_file", map[string]any{"path": filepath.Join(f.dir, "api.env")}); isErr {
+		t.Fatalf("reading the key file failed: %q", text)
+	}
+
+	// Benign calls after private reads still work.
+	for _, msg := range []string{"hello", "The weather is fine today and the meeting moved to Tuesday afternoon at four."} {
+		text, isErr := call(t, ctx, every, "echo", map[string]any{"message": msg})
+		if isErr || text != "Echo: "+msg {
+			t.Errorf("benign echo %q: got %q (isError %v)", msg, text, isErr)
+		}
+	}
+
+	leaks := []struct {
+		name, message, via string
+	}{
+		{"plain", "minutes: " + secretText, ""},
+		{"base64", base64.StdEncoding.EncodeToString([]byte(secretText)), "base64"},
+		{"hex", hex.EncodeToString([]byte(secretText)), "hex"},
+		{"url-encoded", "https://collector.example/c?d=" + url.QueryEscape(secretText), "url"},
+		{"api key alone", "use " + secretKey, ""},
+		{"api key base64", base64.RawURLEncoding.EncodeToString([]byte(secretKey)), "base64"},
+	}
+	for _, l := range leaks {
+		t.Run(l.name, func(t *testing.T) {
+			text, isErr := call(t, ctx, every, "echo", map[string]any{"message": l.message})
+			if !isErr {
+				t.Fatalf("leak not blocked: the server answered %q", text)
+			}
+			if !contains(text, "Weir blocked this call to everything/echo", "flow.exfiltration", "files/read_text_file", "$.message", "Do not retry") {
+				t.Errorf("block message does not explain itself:\n%s", text)
+			}
+			if l.via != "" && !strings.Contains(text, "via "+l.via) {
+				t.Errorf("block message does not say the data was hidden via %s:\n%s", l.via, text)
+			}
+			if strings.Contains(text, secretKey) || strings.Contains(text, "Lindqvist") {
+				t.Errorf("the block message quotes the secret:\n%s", text)
+			}
+		})
+	}
+
+	// Another client (another session) has read nothing: the same call
+	// passes there. Taint must never leak between clients.
+	other := f.connect(t, ctx, "everything", f.every, "another-client")
+	msg := base64.StdEncoding.EncodeToString([]byte(secretText))
+	if text, isErr := call(t, ctx, other, "echo", map[string]any{"message": msg}); isErr || text != "Echo: "+msg {
+		t.Errorf("a different client's call was affected by this client's taint: %q", text)
+	}
+
+	assertNoSecretAtRest(t, f.env.home)
+	verifyAudit(t, f.env.home)
+}
+
+// assertNoSecretAtRest checks every file Weir wrote for the planted secret
+// and its common encodings (DESIGN rule 2: no values at rest).
+func assertNoSecretAtRest(t *testing.T, home string) {
+	t.Helper()
+	needles := []string{secretKey, secretText[:30], "Lindqvist",
+		base64.StdEncoding.EncodeToString([]byte(secretKey))[:16],
+		hex.EncodeToString([]byte("Lindqvist"))}
+	n := 0
+	filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("reading %s: %v", path, err)
+			return nil
+		}
+		n++
+		for _, s := range needles {
+			if strings.Contains(string(data), s) || strings.Contains(strings.ToLower(string(data)), strings.ToLower(s)) {
+				t.Errorf("%s contains the planted secret (%q)", path, s)
+			}
+		}
+		return nil
+	})
+	if n < 3 {
+		t.Errorf("expected weir to have written its key, state and audit log under %s; found %d files", home, n)
+	}
+}
+
+func verifyAudit(t *testing.T, home string) {
+	t.Helper()
+	out, err := exec.Command(weirBin, "audit", "verify", "--file", filepath.Join(home, "audit.log")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "intact") {
+		t.Errorf("weir audit verify: %v\n%s", err, out)
+	}
+}
+
+// TestExfiltrationTypeScriptClient runs the same attack from the
+// TypeScript SDK client, with no WEIR_SESSION: the two proxies find their
+// shared session by walking up to the client's process.
+func TestExfiltrationTypeScriptClient(t *testing.T) {
+	f := newFixture(t)
+	script := npmPeer(t, "client.mjs")
+	server := func(name string, argv []string) map[string]any {
+		return map[string]any{
+			"command": weirBin,
+			"args":    append([]string{"run", "--name", name, "--policy", f.policy, "--"}, argv...),
+			"env":     map[string]string{"WEIR_HOME": f.env.home},
+		}
+	}
+	plan := map[string]any{
+		"servers": map[string]any{"files": server("files", f.filesFS), "everything": server("everything", f.every)},
+		"calls": []map[string]any{
+			{"server": "everything", "tool": "echo", "arguments": map[string]string{"message": base64.StdEncoding.EncodeToString([]byte(secretText))}},
+			{"server": "files", "tool": "read_text_file", "arguments": map[string]string{"path": filepath.Join(f.dir, "minutes.txt")}},
+			{"server": "everything", "tool": "echo", "arguments": map[string]string{"message": "all good"}},
+			{"server": "everything", "tool": "echo", "arguments": map[string]string{"message": base64.StdEncoding.EncodeToString([]byte(secretText))}},
+			{"server": "everything", "tool": "echo", "arguments": map[string]string{"message": hex.EncodeToString([]byte(secretText))}},
+		},
+	}
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	data, _ := json.Marshal(plan)
+	os.WriteFile(planFile, data, 0o600)
+
+	cmd := exec.Command(script[0], script[1], planFile)
+	env := os.Environ()
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "WEIR_SESSION=") {
+			env[i] = "WEIR_SESSION_UNSET=1"
+		}
+	}
+	cmd.Env = env
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("TypeScript client: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Tools   map[string][]string
+		Results []struct {
+			IsError bool
+			Text    string
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	want := []bool{false, false, false, true, true}
+	for i, r := range got.Results {
+		if r.IsError != want[i] {
+			t.Errorf("call %d: isError %v, want %v: %q", i, r.IsError, want[i], r.Text)
+		}
+	}
+	if len(got.Results) == 5 && !contains(got.Results[3].Text, "flow.exfiltration", "files/read_text_file", "via base64") {
+		t.Errorf("block message: %q", got.Results[3].Text)
+	}
+	if strings.Contains(stderr.String(), secretKey) || strings.Contains(stderr.String(), "Lindqvist") {
+		t.Errorf("the secret appeared in stderr")
+	}
+	assertNoSecretAtRest(t, f.env.home)
+}
