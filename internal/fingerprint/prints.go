@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"slices"
 	"sync"
@@ -112,33 +113,40 @@ const noMin = ^uint64(0)
 // fill normalises text from i into dst until the block is full or the text
 // ends; it returns the bytes written and where to resume.
 //
-// Text goes eight bytes at a time while it is ASCII: each byte is written
-// whether or not it is kept and the write offset advances only past kept
-// ones, so there is no branch on the data. The offset is a byte indexing a
-// 256-byte window, so it needs no bounds check either; a non-ASCII byte
-// adds 16 to it, which marks the group for the rune-by-rune path.
+// ASCII text goes sixteen bytes at a time: each byte is written whether or
+// not it is kept and the write offset advances only past kept ones, so
+// there is no branch on the data. The offset is a byte indexing a 256-byte
+// window, so the writes need no bounds checks either.
 func fill(dst *[blkMax]byte, text string, i int) (n, next int) {
+	const high = 0x8080808080808080
 	for n < blk {
-		if i+8 <= len(text) && n <= blk-8 {
-			t := (*[8]byte)([]byte(text[i : i+8]))
-			d := (*[256]byte)(dst[n : n+256])
-			var o uint8
-			o = put(d, o, t[0])
-			o = put(d, o, t[1])
-			o = put(d, o, t[2])
-			o = put(d, o, t[3])
-			o = put(d, o, t[4])
-			o = put(d, o, t[5])
-			o = put(d, o, t[6])
-			o = put(d, o, t[7])
-			if o <= 8 {
+		if i+16 <= len(text) && n <= blk-16 {
+			t := (*[16]byte)([]byte(text[i : i+16]))
+			if (binary.LittleEndian.Uint64(t[:8])|binary.LittleEndian.Uint64(t[8:]))&high == 0 {
+				d := (*[256]byte)(dst[n : n+256])
+				o := put(d, 0, t[0])
+				o = put(d, o, t[1])
+				o = put(d, o, t[2])
+				o = put(d, o, t[3])
+				o = put(d, o, t[4])
+				o = put(d, o, t[5])
+				o = put(d, o, t[6])
+				o = put(d, o, t[7])
+				o = put(d, o, t[8])
+				o = put(d, o, t[9])
+				o = put(d, o, t[10])
+				o = put(d, o, t[11])
+				o = put(d, o, t[12])
+				o = put(d, o, t[13])
+				o = put(d, o, t[14])
+				o = put(d, o, t[15])
 				n += int(o)
-				i += 8
+				i += 16
 				continue
 			}
 		}
-		// Slow path: one rune, or one ASCII byte near the end of the
-		// text or the block.
+		// One rune, or one ASCII byte near the end of the text or the
+		// block.
 		if i >= len(text) {
 			break
 		}
@@ -159,28 +167,25 @@ func fill(dst *[blkMax]byte, text string, i int) (n, next int) {
 	return n, i
 }
 
-// fillTab maps a byte to its normalised ASCII form in the low byte and the
-// write-offset increment in the high byte: 1 if kept, 0 if dropped, 16 if
-// not ASCII.
-var fillTab = func() (t [256]uint16) {
-	for c := range t {
-		switch {
-		case c >= utf8.RuneSelf:
-			t[c] = 16 << 8
-		case asciiNorm[c] != 0:
-			t[c] = uint16(asciiNorm[c]) | 1<<8
+// put writes the normalised form of ASCII byte c at d[o] and returns the
+// next write offset. The compiler does not unroll loops, so fill calls it
+// sixteen times in a row.
+func put(d *[256]byte, o uint8, c byte) uint8 {
+	d[o] = fillNorm[c]
+	return o + fillKeep[c]
+}
+
+// fillNorm and fillKeep are asciiNorm and its keep bit as full 256-entry
+// tables, so indexing by a byte needs no mask or bounds check.
+var fillNorm, fillKeep = func() (norm, keep [256]byte) {
+	for c, v := range asciiNorm {
+		norm[c] = v
+		if v != 0 {
+			keep[c] = 1
 		}
 	}
-	return t
+	return norm, keep
 }()
-
-// put writes the normalised form of byte c at d[o] and returns the next
-// write offset.
-func put(d *[256]byte, o uint8, c byte) uint8 {
-	e := fillTab[c]
-	d[o] = byte(e)
-	return o + uint8(e>>8)
-}
 
 // The k-gram hash ending at normalised position j is the polynomial
 //
@@ -203,7 +208,16 @@ func (h *Hasher) terms(bp uint64, norm []byte, out []uint64) uint64 {
 	old := norm[1:] // c_{j−K}, leaving the k-gram
 	cur = cur[:len(out)]
 	old = old[:len(out)]
-	for j := range out {
+	j := 0
+	for ; j+1 < len(out); j += 2 {
+		c0, k0 := cur[j], old[j]
+		c1, k1 := cur[j+1], old[j+1]
+		b0 := h.cB[c0] + h.negBK1[k0]
+		out[j] = bp + uint64(c0) + h.negBK[k0]
+		out[j+1] = b0 + uint64(c1) + h.negBK[k1]
+		bp = h.cB[c1] + h.negBK1[k1]
+	}
+	if j < len(out) {
 		c, k := cur[j], old[j]
 		out[j] = bp + uint64(c) + h.negBK[k]
 		bp = h.cB[c] + h.negBK1[k]
