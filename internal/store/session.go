@@ -15,10 +15,12 @@ import (
 //
 // The key is, in order of preference:
 //
-//   - "env:VALUE" when WEIR_SESSION is set (how is "WEIR_SESSION");
+//   - "env:VALUE" when WEIR_SESSION is set and not empty (how is
+//     "WEIR_SESSION");
 //   - "pid:PID:START" naming the MCP client process, found by walking up the
 //     process tree from this process's parent past launchers (npx, npm,
-//     uvx, shells, env, weir, and node when it is running npx or npm). START
+//     uvx, shells and scripts they run, env, weir, and node when it is
+//     running npx or npm; a plain `node client.js` is a client). START
 //     is the process start time, so a pid the OS reuses for another client
 //     later is a different session. how is "client process NAME (pid PID)".
 //     This is how it works on Linux (/proc) and macOS (sysctl).
