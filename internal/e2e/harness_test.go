@@ -24,8 +24,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv("WEIR_E2E_FAKE") != "" {
+		fakeServer()
+		os.Exit(0)
+	}
 	os.Exit(run(m))
 }
+
+// fake returns the command that runs the misbehaving fake server.
+func fake() []string { return []string{os.Args[0]} }
 
 func run(m *testing.M) int {
 	_, file, _, _ := runtime.Caller(0)

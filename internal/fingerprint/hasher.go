@@ -36,6 +36,7 @@ var ErrShortKey = errors.New("fingerprint: key shorter than 16 bytes")
 type Hasher struct {
 	base uint64 // Rabin–Karp base B, 2^32 <= B < p−1, derived from the key
 	fin  uint64 // xor constant of the output finaliser
+	mask uint64 // 2^61−1, see chain
 
 	// B·8 and B²·8 (mod p, then shifted): multiplying by a multiplier
 	// pre-shifted by 3 puts x·B >> 61 in the high word and x·B mod 2^61 in
@@ -65,6 +66,7 @@ func NewHasher(key []byte) (*Hasher, error) {
 	}
 	h := &Hasher{}
 	h.base = deriveBase(key)
+	h.mask = mersenne61
 	h.base8 = h.base << 3
 	h.base28 = mulmod(h.base, h.base) << 3
 	h.fin = binary.LittleEndian.Uint64(derive(key, "weir/fingerprint/v1/finaliser"))

@@ -230,38 +230,41 @@ func (h *Hasher) terms(bp uint64, norm []byte, out []uint64) uint64 {
 // block. The state is lazily reduced (below 2^61+8); stored values are
 // canonical (below p), so equal k-grams always give equal values.
 func (h *Hasher) chain(h0, h1 uint64, hs []uint64) (uint64, uint64) {
-	b28 := h.base28
-	for len(hs) >= 4 {
-		q := (*[4]uint64)(hs)
-		h0 = step(h0, b28, q[0])
-		q[0] = canon(h0)
-		h1 = step(h1, b28, q[1])
-		q[1] = canon(h1)
-		h0 = step(h0, b28, q[2])
-		q[2] = canon(h0)
-		h1 = step(h1, b28, q[3])
-		q[3] = canon(h1)
-		hs = hs[4:]
+	// The modulus comes from the Hasher rather than a constant so that
+	// the compiler keeps it in a register instead of re-materialising the
+	// 64-bit immediate for every mask.
+	b28, p := h.base28, h.mask
+	j := 0
+	for ; j+3 < len(hs); j += 4 {
+		q := (*[4]uint64)(hs[j : j+4])
+		h0 = step(h0, b28, q[0], p)
+		q[0] = canon(h0, p)
+		h1 = step(h1, b28, q[1], p)
+		q[1] = canon(h1, p)
+		h0 = step(h0, b28, q[2], p)
+		q[2] = canon(h0, p)
+		h1 = step(h1, b28, q[3], p)
+		q[3] = canon(h1, p)
 	}
-	for j := range hs {
-		h0, h1 = h1, step(h0, b28, hs[j])
-		hs[j] = canon(h1)
+	for ; j < len(hs); j++ {
+		h0, h1 = h1, step(h0, b28, hs[j], p)
+		hs[j] = canon(h1, p)
 	}
 	return h0, h1
 }
 
 // step returns x·B² + t reduced to below 2^61+8, for x below 2^61+8 and
-// t below 3p+256; b28 is B²·8, see Hasher.
-func step(x, b28, t uint64) uint64 {
+// t below 3p+256; b28 is B²·8, see Hasher, and p is 2^61−1.
+func step(x, b28, t, p uint64) uint64 {
 	hi, lo := bits.Mul64(x, b28)
 	s := hi + lo>>3 + t
-	return s&mersenne61 + s>>61
+	return s&p + s>>61
 }
 
-// canon returns x mod p for x below 2p: x+1 reaches bit 61 exactly when
-// x >= p, and then adding 1 and dropping bit 61 subtracts p.
-func canon(x uint64) uint64 {
-	return (x + (x+1)>>61) & mersenne61
+// canon returns x mod p for x below 2p, p = 2^61−1: x+1 reaches bit 61
+// exactly when x >= p, and then adding 1 and dropping bit 61 subtracts p.
+func canon(x, p uint64) uint64 {
+	return (x + (x+1)>>61) & p
 }
 
 // windowMins writes to out the minimum of every window of W consecutive
@@ -277,28 +280,22 @@ func canon(x uint64) uint64 {
 // mispredicts on every new minimum. The block loops are unrolled by hand
 // because the compiler does not unroll.
 func windowMins(out *[2 * blk]uint64, hs []uint64, prev uint64) (int, uint64) {
-	k := 0
 	var suf [W + 1]uint64
-	for b := 0; b+W <= len(hs); b += W {
-		suffixMins(&suf, (*[W]uint64)(hs[b:b+W]))
-		if b == 0 {
-			// The window that is block 0 exactly; every later window
-			// ends in the block after the one it starts in.
-			k = emit(out, k, prev, suf[0])
-			prev = suf[0]
-		}
-		next := hs[b+W:]
-		if len(next) >= W {
-			k, prev = blockMins(out, k, prev, &suf, (*[W]uint64)(next))
-			continue
-		}
-		pm := noMin
-		for r, v := range next {
-			pm = min(pm, v)
-			mn := min(suf[(r+1)%(W+1)], pm)
-			k = emit(out, k, prev, mn)
-			prev = mn
-		}
+	suffixMins(&suf, (*[W]uint64)(hs[:W]))
+	// The window that is block 0 exactly; every later window ends in the
+	// block after the one it starts in.
+	k := emit(out, 0, prev, suf[0])
+	prev = suf[0]
+	b := W
+	for ; b+W <= len(hs); b += W {
+		k, prev = blockMins(out, k, prev, &suf, (*[W]uint64)(hs[b:b+W]))
+	}
+	pm := noMin
+	for r, v := range hs[b:] {
+		pm = min(pm, v)
+		mn := min(suf[(r+1)%(W+1)], pm)
+		k = emit(out, k, prev, mn)
+		prev = mn
 	}
 	return k, prev
 }
@@ -333,9 +330,9 @@ func suffixMins(suf *[W + 1]uint64, cur *[W]uint64) {
 	suf[0] = m
 }
 
-// blockMins emits the minima of the W windows that end in next: window r
+// blockMins emits the minima of the W windows that end in next (window r
 // is the suffix of the previous block from r+1 and the prefix of next up
-// to r.
+// to r), then leaves next's suffix minima in suf for the block after it.
 func blockMins(out *[2 * blk]uint64, k int, prev uint64, suf *[W + 1]uint64, next *[W]uint64) (int, uint64) {
 	pm := next[0]
 	m := min(suf[1], pm)
@@ -373,6 +370,32 @@ func blockMins(out *[2 * blk]uint64, k int, prev uint64, suf *[W + 1]uint64, nex
 	pm = min(pm, next[11])
 	// The window aligned with next: the empty suffix is noMin.
 	k = emit(out, k, m, pm)
+	// suffixMins(suf, next), by hand: the call does not inline.
+	m = next[11]
+	suf[12] = noMin
+	suf[11] = m
+	m = min(m, next[10])
+	suf[10] = m
+	m = min(m, next[9])
+	suf[9] = m
+	m = min(m, next[8])
+	suf[8] = m
+	m = min(m, next[7])
+	suf[7] = m
+	m = min(m, next[6])
+	suf[6] = m
+	m = min(m, next[5])
+	suf[5] = m
+	m = min(m, next[4])
+	suf[4] = m
+	m = min(m, next[3])
+	suf[3] = m
+	m = min(m, next[2])
+	suf[2] = m
+	m = min(m, next[1])
+	suf[1] = m
+	m = min(m, next[0])
+	suf[0] = m
 	return k, pm
 }
 

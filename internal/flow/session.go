@@ -43,6 +43,15 @@ type Session struct {
 
 	prints  hashIndex
 	digests hashIndex
+	// canon maps a (tool, labels) pair to the first source with them. The
+	// indexes point hashes at it, so reading the same tool again and again
+	// does not grow them: decisions only care which tools a hash came from.
+	canon map[sourceKey]int32
+}
+
+type sourceKey struct {
+	tool   string
+	labels Labels
 }
 
 // Apply adds an observation stored under seq. Rows at or below the watermark
@@ -55,6 +64,17 @@ func (s *Session) Apply(seq int64, o *Observation) {
 	idx := int32(len(s.Sources))
 	s.Sources = append(s.Sources, Source{Seq: seq, Tool: o.Tool, Labels: o.Labels, At: o.At})
 	s.Legs |= o.Labels & Legs
+	if s.canon == nil {
+		s.canon = make(map[sourceKey]int32)
+	}
+	k := sourceKey{o.Tool, o.Labels}
+	if c, ok := s.canon[k]; ok {
+		idx = c
+	} else {
+		s.canon[k] = idx
+	}
+	s.prints.grow(len(o.Prints))
+	s.digests.grow(len(o.Digests))
 	for _, h := range o.Prints {
 		s.prints.add(h, idx)
 	}
@@ -63,12 +83,12 @@ func (s *Session) Apply(seq int64, o *Observation) {
 	}
 }
 
-// PrintSources appends to dst the indexes into Sources of every observation
-// that holds fingerprint h.
+// PrintSources appends to dst the indexes into Sources of observations
+// that hold fingerprint h: one per distinct tool and labels (the first such
+// observation), which is all a decision needs.
 func (s *Session) PrintSources(dst []int32, h uint64) []int32 { return s.prints.lookup(dst, h) }
 
-// DigestSources appends to dst the indexes into Sources of every observation
-// that holds digest h.
+// DigestSources is PrintSources for digests.
 func (s *Session) DigestSources(dst []int32, h uint64) []int32 { return s.digests.lookup(dst, h) }
 
 // PrintCount is the number of distinct fingerprints held.
@@ -84,10 +104,15 @@ type hashIndex struct {
 	more  [][]int32
 }
 
-func (x *hashIndex) add(h uint64, src int32) {
+// grow makes room for n more hashes, sparing the map its rehashing when a
+// large result arrives.
+func (x *hashIndex) grow(n int) {
 	if x.first == nil {
-		x.first = make(map[uint64]int32)
+		x.first = make(map[uint64]int32, n)
 	}
+}
+
+func (x *hashIndex) add(h uint64, src int32) {
 	v, ok := x.first[h]
 	switch {
 	case !ok:

@@ -60,7 +60,11 @@ func Parse(line []byte) (Message, error) {
 func diagnose(line []byte, cause error) *BadMessageError {
 	trimmed := bytes.TrimSpace(line)
 	if !json.Valid(trimmed) {
-		return &BadMessageError{Code: CodeParseError, Reason: "parse error: the message is not valid JSON"}
+		// Recover the id where one can be read, so a cut-off or damaged
+		// request (or response) still gets matched to its answer.
+		var sc envelopeScanner
+		sc.feed(trimmed)
+		return &BadMessageError{Code: CodeParseError, ID: sc.id(), Reason: "parse error: the message is not valid JSON"}
 	}
 	switch trimmed[0] {
 	case '[':

@@ -36,7 +36,7 @@ func TestAppendSync(t *testing.T) {
 	obs := []*flow.Observation{
 		{Tool: "notes/read_note", Labels: flow.Private, At: 1000, Prints: []uint64{1, 2, 1 << 63}, Digests: []uint64{7}},
 		{Tool: "web/fetch", Labels: flow.Untrusted | flow.Sink, At: 2000},
-		{Tool: "notes/read_note", Labels: flow.Private, At: 3000, Prints: []uint64{2, 3}},
+		{Tool: "files/read_file", Labels: flow.Private, At: 3000, Prints: []uint64{2, 3}},
 	}
 	var seqs []int64
 	for _, o := range obs {
