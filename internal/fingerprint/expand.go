@@ -102,7 +102,8 @@ type expander struct {
 	views  int
 	done   bool
 	seen   map[string]struct{}
-	buf    []byte // decode scratch
+	buf    []byte // decoded bytes, reused until they become a view
+	src    []byte // the run being decoded, which decoders may modify
 }
 
 // expand emits and queues the one-step decodings of v.
@@ -112,18 +113,35 @@ func (e *expander) expand(v View, queue *[]View) {
 		e.offer(v, URL, urlDecode(e.buf[:0], s), queue)
 	}
 	whole := trimSpace(s)
-	for _, a := range encAlphabets {
-		for i := 0; i < len(s) && !e.done; {
-			start, end, pad := a.run(s, i)
-			if start < 0 {
-				break
-			}
-			i = max(end+pad, start+1)
-			if end-start < minRun && (start != whole.start || end+pad != whole.end || end-start < 2) {
-				continue
-			}
-			if b, ok := a.decode(e.buf[:0], s[start:end]); ok {
-				e.offer(v, a.enc, b, queue)
+	// Every run of every alphabet lies inside a run of their union (with
+	// padding). Prose and JSON rarely have a union run long enough to
+	// decode, so most text is skipped by one pass over it.
+	for i := 0; i < len(s) && !e.done; {
+		for i < len(s) && !inUnion[s[i]] {
+			i++
+		}
+		us := i
+		for i < len(s) && inUnion[s[i]] {
+			i++
+		}
+		ue := i
+		if ue-us < minRun && (us != whole.start || ue != whole.end) {
+			continue
+		}
+		for _, a := range encAlphabets {
+			for j := us; j < ue && !e.done; {
+				start, end, pad := a.run(s[:ue], j)
+				if start < 0 {
+					break
+				}
+				j = max(end+pad, start+1)
+				if end-start < minRun && (start != whole.start || end+pad != whole.end || end-start < 2) {
+					continue
+				}
+				e.src = append(e.src[:0], s[start:end]...)
+				if b, ok := a.decode(e.buf[:0], e.src); ok {
+					e.offer(v, a.enc, b, queue)
+				}
 			}
 		}
 	}
@@ -246,7 +264,7 @@ type alphabet struct {
 	enc    Encoding
 	in     [256]bool // bytes of the alphabet, padding excluded
 	maxPad int       // '=' bytes that may follow a run
-	decode func(dst []byte, run string) ([]byte, bool)
+	decode func(dst, run []byte) ([]byte, bool) // may modify run
 }
 
 // run finds the first run of the alphabet at or after i and returns its
@@ -277,7 +295,18 @@ var encAlphabets = []*alphabet{
 	newAlphabet(Base64URL, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 2, decodeBase64(base64.RawURLEncoding)),
 }
 
-func newAlphabet(enc Encoding, chars string, maxPad int, decode func([]byte, string) ([]byte, bool)) *alphabet {
+// inUnion marks the bytes of any alphabet, and padding.
+var inUnion = func() (u [256]bool) {
+	for _, a := range encAlphabets {
+		for c, in := range a.in {
+			u[c] = u[c] || in
+		}
+	}
+	u['='] = true
+	return u
+}()
+
+func newAlphabet(enc Encoding, chars string, maxPad int, decode func(dst, run []byte) ([]byte, bool)) *alphabet {
 	a := &alphabet{enc: enc, maxPad: maxPad, decode: decode}
 	for i := 0; i < len(chars); i++ {
 		a.in[chars[i]] = true
@@ -285,11 +314,11 @@ func newAlphabet(enc Encoding, chars string, maxPad int, decode func([]byte, str
 	return a
 }
 
-func decodeHex(dst []byte, run string) ([]byte, bool) {
+func decodeHex(dst, run []byte) ([]byte, bool) {
 	run = run[:len(run)&^1]
 	n := len(run) / 2
 	dst = slices.Grow(dst, n)[:n]
-	_, err := hex.Decode(dst, []byte(run))
+	_, err := hex.Decode(dst, run)
 	return dst, err == nil
 }
 
@@ -299,46 +328,29 @@ var base32Raw = base32.StdEncoding.WithPadding(base32.NoPadding)
 // residue: 1, 3 and 6 characters cannot end a quantum.
 var base32Usable = [8]int{0, 0, 2, 2, 4, 5, 5, 7}
 
-func decodeBase32(dst []byte, run string) ([]byte, bool) {
+func decodeBase32(dst, run []byte) ([]byte, bool) {
 	run = run[:len(run)/8*8+base32Usable[len(run)%8]]
-	var up []byte
-	if hasLower(run) {
-		up = make([]byte, len(run))
-		for i := range len(run) {
-			c := run[i]
-			if 'a' <= c && c <= 'z' {
-				c -= 'a' - 'A'
-			}
-			up[i] = c
+	for i, c := range run {
+		if 'a' <= c && c <= 'z' {
+			run[i] = c - ('a' - 'A')
 		}
-	} else {
-		up = []byte(run)
 	}
-	n := base32Raw.DecodedLen(len(up))
+	n := base32Raw.DecodedLen(len(run))
 	dst = slices.Grow(dst, n)[:n]
-	n, err := base32Raw.Decode(dst, up)
+	n, err := base32Raw.Decode(dst, run)
 	return dst[:n], err == nil
-}
-
-func hasLower(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if 'a' <= s[i] && s[i] <= 'z' {
-			return true
-		}
-	}
-	return false
 }
 
 // decodeBase64 decodes a run without padding; a run of 4k+1 characters
 // has a stray last character, which is dropped.
-func decodeBase64(enc *base64.Encoding) func([]byte, string) ([]byte, bool) {
-	return func(dst []byte, run string) ([]byte, bool) {
+func decodeBase64(enc *base64.Encoding) func(dst, run []byte) ([]byte, bool) {
+	return func(dst, run []byte) ([]byte, bool) {
 		if len(run)%4 == 1 {
 			run = run[:len(run)-1]
 		}
 		n := enc.DecodedLen(len(run))
 		dst = slices.Grow(dst, n)[:n]
-		n, err := enc.Decode(dst, []byte(run))
+		n, err := enc.Decode(dst, run)
 		return dst[:n], err == nil
 	}
 }
