@@ -262,8 +262,8 @@ func unhex(c byte) byte {
 // An alphabet finds and decodes runs of one encoding.
 type alphabet struct {
 	enc    Encoding
-	in     [256]bool // bytes of the alphabet, padding excluded
-	maxPad int       // '=' bytes that may follow a run
+	in     [256]bool                            // bytes of the alphabet, padding excluded
+	maxPad int                                  // '=' bytes that may follow a run
 	decode func(dst, run []byte) ([]byte, bool) // may modify run
 }
 
