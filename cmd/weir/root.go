@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 )
 
@@ -29,7 +31,7 @@ $WEIR_HOME (default ~/.weir).`,
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newRunCmd(), newAuditCmd(), newVersionCmd(), newDemoServerCmd())
+	root.AddCommand(newDemoCmd(), newRunCmd(), newAuditCmd(), newVersionCmd(), newDemoServerCmd())
 	return root
 }
 
@@ -40,8 +42,8 @@ func newVersionCmd() *cobra.Command {
 		Example: "  weir version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cmd.Printf("weir %s\n", version)
-			return nil
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "weir %s\n", version)
+			return err
 		},
 	}
 }

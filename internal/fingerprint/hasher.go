@@ -38,11 +38,11 @@ type Hasher struct {
 	fin  uint64 // xor constant of the output finaliser
 	mask uint64 // 2^61−1, see chain
 
-	// B·8 and B²·8 (mod p, then shifted): multiplying by a multiplier
-	// pre-shifted by 3 puts x·B >> 61 in the high word and x·B mod 2^61 in
-	// the top of the low word, so reduction modulo 2^61−1 is a shift and
-	// an add instead of five operations.
-	base8, base28 uint64
+	// B² mod p, shifted left by 3: multiplying by a multiplier pre-shifted
+	// by 3 puts x·B² >> 61 in the high word and x·B² mod 2^61 in the top of
+	// the low word, so reduction modulo 2^61−1 is a shift and an add
+	// instead of five operations.
+	base28 uint64
 
 	// Per-byte tables so the rolling step needs one modular multiply per
 	// byte. With a_j = c_j − c_{j−K}·B^K and H_j = H_{j−1}·B + a_j, two steps
@@ -67,7 +67,6 @@ func NewHasher(key []byte) (*Hasher, error) {
 	h := &Hasher{}
 	h.base = deriveBase(key)
 	h.mask = mersenne61
-	h.base8 = h.base << 3
 	h.base28 = mulmod(h.base, h.base) << 3
 	h.fin = binary.LittleEndian.Uint64(derive(key, "weir/fingerprint/v1/finaliser"))
 

@@ -9,12 +9,12 @@ import (
 )
 
 // blk is how many normalised bytes Prints handles per block. A block's
-// normalised bytes and k-gram hashes (about 50 KB) stay in L1/L2 cache, and
+// normalised bytes and k-gram hashes (about 20 KB) stay in L1 cache, and
 // the scratch space is fixed whatever the input size.
 const blk = 2048
 
 // blkMax bounds the normalised bytes of one block: fill stops at blk, but
-// the rune that crosses it is written whole, and fill writes eight bytes
+// the rune that crosses it is written whole, and fill writes sixteen bytes
 // at a time through a 256-byte window.
 const blkMax = blk + 256
 
@@ -64,7 +64,7 @@ func (h *Hasher) Prints(dst []uint64, text string) []uint64 {
 	defer scratchPool.Put(sc)
 	clear(sc.norm[:K+1])
 	var (
-		h0, h1, bp uint64  // hash chain state, see roll
+		h0, h1, bp uint64  // hash chain state, see terms and chain
 		prev       = noMin // minimum of the last window
 		carry      int     // hashes carried in sc.hs before index W−1
 		seen       int     // k-grams so far, capped at W
@@ -299,6 +299,10 @@ func windowMins(out *[2 * blk]uint64, hs []uint64, prev uint64) (int, uint64) {
 	}
 	return k, prev
 }
+
+// suffixMins and blockMins are unrolled for W = 12; this fails to compile
+// if W changes.
+const _ = uint(W-12) + uint(12-W)
 
 // suffixMins sets suf[r] to the minimum of cur[r:] and suf[W] to noMin,
 // the empty suffix of a window that starts on a block boundary.

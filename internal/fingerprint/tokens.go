@@ -43,8 +43,8 @@ const (
 // A candidate of 12 to 128 bytes is a token if it is:
 //   - a card number: 13–19 digits, optionally grouped by dashes, passing
 //     the Luhn check (reported as the bare digits);
-//   - IBAN-like: two uppercase letters, two digits, 10–30 letters or
-//     digits;
+//   - IBAN-like: two uppercase letters, two digits, 10–30 uppercase
+//     letters or digits;
 //   - a UUID (reported in lowercase): an identifier, and identifiers of
 //     private records are exactly what a leak carries;
 //   - otherwise high entropy: at least three of the four classes lower,
