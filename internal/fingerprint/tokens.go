@@ -96,6 +96,9 @@ func isTokenSep(c byte) bool { return tokenSep[c] }
 // (assignments, headers), and split further at & and ? (query strings).
 // Both splits are kept because a password may hold & or ?.
 func candidate(c string, fn func(string)) {
+	if len(c) < minToken {
+		return // nor can any part of it be long enough
+	}
 	c = trimTrailing(c)
 	considerToken(c, fn)
 	if !strings.ContainsAny(c, "=:&?") {
@@ -126,7 +129,15 @@ func parts(c, seps string, fn func(string)) {
 // trimTrailing drops sentence punctuation and a dangling = or : (as in
 // "password:" or a base64 tail that a query split left behind).
 func trimTrailing(s string) string {
-	return strings.TrimRight(s, ".!?:=")
+	for len(s) > 0 {
+		switch s[len(s)-1] {
+		case '.', '!', '?', ':', '=':
+			s = s[:len(s)-1]
+		default:
+			return s
+		}
+	}
+	return s
 }
 
 // considerToken reports tok (or its canonical form) if it is a token.
@@ -421,43 +432,66 @@ func groupedTokens(text string, fn func(string)) {
 		if !isAlnum(text[i]) || i > 0 && isAlnum(text[i-1]) {
 			continue
 		}
-		var ends [maxGroups]int // end offset of each group in text
+		// The first group decides what to look for: digits start a card
+		// number, two letters and two digits an IBAN. Words of prose
+		// start neither, so they cost this one test.
+		first := i
+		for first < len(text) && isAlnum(text[first]) {
+			first++
+		}
+		card := allDigits(text[i:first]) && first-i >= 3 && first-i <= 6
+		iban := first-i == 4 && isUpper(text[i]) && isUpper(text[i+1]) && isDigit(text[i+2]) && isDigit(text[i+3])
+		if !card && !iban || first+1 >= len(text) || text[first] != ' ' && text[first] != '-' {
+			continue
+		}
+		var buf [64]byte
+		compact := append(buf[:0], text[i:first]...)
 		var lens [maxGroups]int // compact length after each group
-		ng, total := 0, 0
-		for j := i; ng < maxGroups; {
+		lens[0] = len(compact)
+		ng := 1
+		for j := first + 1; ng < maxGroups && j < len(text); {
 			k := j
 			for k < len(text) && isAlnum(text[k]) {
 				k++
 			}
-			if k-j > 6 {
+			g := text[j:k]
+			if card && (len(g) < 3 || len(g) > 6 || !allDigits(g)) || iban && (len(g) < 1 || len(g) > 4 || !upperOrDigits(g)) {
 				break
 			}
-			total += k - j
-			ends[ng], lens[ng] = k, total
+			compact = append(compact, g...)
+			lens[ng] = len(compact)
 			ng++
-			if k+1 >= len(text) || text[k] != ' ' && text[k] != '-' || !isAlnum(text[k+1]) {
+			if k+1 >= len(text) || text[k] != ' ' && text[k] != '-' {
 				break
 			}
 			j = k + 1
 		}
-		if ng < 2 {
-			continue
-		}
-		var buf [64]byte
-		compact := buf[:0]
-		for j := i; j < ends[ng-1]; j++ {
-			if isAlnum(text[j]) {
-				compact = append(compact, text[j])
-			}
-		}
 		for g := ng - 1; g >= 1; g-- {
 			c := compact[:lens[g]]
-			if _, ok := cardNumber(string(c)); ok || isIBAN(c) {
+			if card && len(c) >= 13 && len(c) <= 19 && luhn(c) || iban && isIBAN(c) {
 				fn(string(c))
 				break
 			}
 		}
 	}
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+func upperOrDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isUpper(s[i]) && !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
