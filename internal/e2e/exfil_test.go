@@ -266,3 +266,46 @@ func TestExfiltrationTypeScriptClient(t *testing.T) {
 	}
 	assertNoSecretAtRest(t, f.env.home)
 }
+
+// TestBenignWorkflowMemory runs ordinary work against server-memory through
+// weir: writing to the knowledge graph, reading it back, and writing more.
+// Reads make the session private, writes are sinks; nothing here is a leak,
+// so nothing may be blocked.
+func TestBenignWorkflowMemory(t *testing.T) {
+	e := newWeirEnv(t)
+	ctx := ctxT(t, 60*time.Second)
+	memFile := filepath.Join(t.TempDir(), "memory.jsonl")
+	cmd := exec.Command(weirBin, append([]string{"run", "--name", "memory", "--"}, serverMemory(t)...)...)
+	cmd.Env = e.environ("MEMORY_FILE_PATH=" + memFile)
+	client := mcp.NewClient(&mcp.Implementation{Name: "weir-e2e-go", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"create_entities", map[string]any{"entities": []map[string]any{{"name": "Ada", "entityType": "person", "observations": []string{"prefers tea", "works on the billing service migration plan"}}}}},
+		{"read_graph", map[string]any{}},
+		{"search_nodes", map[string]any{"query": "Ada"}},
+		{"add_observations", map[string]any{"observations": []map[string]any{{"entityName": "Ada", "contents": []string{"is on holiday next week"}}}}},
+		{"create_relations", map[string]any{"relations": []map[string]any{}}},
+	}
+	for _, s := range steps {
+		if text, isErr := call(t, ctx, cs, s.tool, s.args); isErr {
+			t.Errorf("%s was refused: %s", s.tool, text)
+		}
+	}
+	out, err := exec.Command(weirBin, "audit", "tail", "-n", "20", "--json", "--file", filepath.Join(e.home, "audit.log")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), `"verdict":"block"`) || !strings.Contains(string(out), `"tool":"read_graph","labels":["private"]`) {
+		t.Errorf("audit log:\n%s", out)
+	}
+}

@@ -181,21 +181,6 @@ func (p *peer) send(line string) {
 	}
 }
 
-// next returns the next line, failing the test after timeout.
-func (p *peer) next(timeout time.Duration) []byte {
-	p.t.Helper()
-	select {
-	case l, ok := <-p.lines:
-		if !ok {
-			p.t.Fatalf("peer closed its output; stderr:\n%s", p.stderr.String())
-		}
-		return l
-	case <-time.After(timeout):
-		p.t.Fatalf("no message within %v; stderr:\n%s", timeout, p.stderr.String())
-	}
-	return nil
-}
-
 // close ends the session the way a client does: close stdin, wait.
 func (p *peer) close() int {
 	p.in.Close()
@@ -229,8 +214,10 @@ func parse(t testing.TB, line []byte) msg {
 	return m
 }
 
-func (m msg) isRequest() bool      { return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" }
-func (m msg) isNotification() bool { return m.Method != "" && (len(m.ID) == 0 || string(m.ID) == "null") }
+func (m msg) isRequest() bool { return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" }
+func (m msg) isNotification() bool {
+	return m.Method != "" && (len(m.ID) == 0 || string(m.ID) == "null")
+}
 
 // transcript records everything a client saw, and answers the server's
 // requests the same way every run.
@@ -302,16 +289,6 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-func must[T any](t testing.TB) func(T, error) T {
-	return func(v T, err error) T {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
 }
 
 func contains(s string, subs ...string) bool {

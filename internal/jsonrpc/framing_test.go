@@ -193,7 +193,7 @@ func TestWriterLines(t *testing.T) {
 
 func FuzzReader(f *testing.F) {
 	f.Add([]byte("{\"id\":1}\n{\"id\":2}"), 16)
-	f.Add([]byte("\r\n\n{\"method\":\"x\",\"id\":\"" + strings.Repeat("z", 100) + "\"}\n"), 8)
+	f.Add([]byte("\r\n\n{\"method\":\"x\",\"id\":\""+strings.Repeat("z", 100)+"\"}\n"), 8)
 	f.Fuzz(func(t *testing.T, in []byte, limit int) {
 		if limit <= 0 || limit > 1<<20 {
 			limit = 64

@@ -144,14 +144,14 @@ func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage
 func (r *Relay) decide(ctx context.Context, call engine.Call) (d engine.Decision, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("Weir's engine failed while deciding %s (%v), so the call was blocked", call.Name(), v)
+			err = fmt.Errorf("the engine failed while deciding %s (%v), so the call was blocked", call.Name(), v)
 		}
 	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if call.Labels.Labels.Has(flow.Sink) {
 		if err := r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror); err != nil {
-			return d, fmt.Errorf("Weir could not read this session's state (%v), so it cannot tell what %s would send and blocked it", err, call.Name())
+			return d, fmt.Errorf("the session state could not be read (%v), so Weir cannot tell what %s would send", err, call.Name())
 		}
 	}
 	return engine.Decide(r.policy.Load(), r.opts.Hasher, &r.mirror, call), nil
