@@ -184,8 +184,8 @@ type matchResult struct {
 }
 
 // match looks for fingerprints and digests of counted private sources in
-// every decoded view of every string in the arguments, and in the
-// concatenation of all of them (which catches text split across fields).
+// every decoded view of every string in the arguments, and across the
+// boundaries between consecutive strings (text split across fields).
 func match(h *fingerprint.Hasher, s *flow.Session, counted []bool, args json.RawMessage) (matchResult, error) {
 	var res matchResult
 	leaves, err := stringLeaves(args)
@@ -212,7 +212,7 @@ func match(h *fingerprint.Hasher, s *flow.Session, counted []bool, args json.Raw
 		}
 		return ok
 	}
-	scan := func(path, text string, via []fingerprint.Encoding) {
+	scan := func(path, text string, via []fingerprint.Encoding, tokens bool) {
 		hit := false
 		prints = h.Prints(prints[:0], text)
 		for _, p := range prints {
@@ -226,18 +226,20 @@ func match(h *fingerprint.Hasher, s *flow.Session, counted []bool, args json.Raw
 				hit = true
 			}
 		}
-		fingerprint.Tokens(text, func(tok string) {
-			dg := h.Digest(tok)
-			if seenDigest[dg] {
-				hit = true
-				return
-			}
-			scratch = s.DigestSources(scratch[:0], dg)
-			if private(scratch) {
-				seenDigest[dg] = true
-				hit = true
-			}
-		})
+		if tokens {
+			fingerprint.Tokens(text, func(tok string) {
+				dg := h.Digest(tok)
+				if seenDigest[dg] {
+					hit = true
+					return
+				}
+				scratch = s.DigestSources(scratch[:0], dg)
+				if private(scratch) {
+					seenDigest[dg] = true
+					hit = true
+				}
+			})
+		}
 		if hit && path != "" {
 			paths[path] = true
 			if len(via) > 0 {
@@ -245,18 +247,15 @@ func match(h *fingerprint.Hasher, s *flow.Session, counted []bool, args json.Raw
 			}
 		}
 	}
-	var all strings.Builder
-	for _, leaf := range leaves {
+	for i, leaf := range leaves {
 		fingerprint.Expand(leaf.value, func(v fingerprint.View) {
-			scan(leaf.path, v.Text, v.Via)
+			scan(leaf.path, v.Text, v.Via, true)
 		})
-		if len(leaves) > 1 {
-			all.WriteString(leaf.value)
-			all.WriteByte('\n')
+		if i > 0 {
+			// Text split across two fields: only windows that straddle the
+			// boundary are new, so scan just the two edges, joined.
+			scan("", edges(leaves[i-1].value, leaf.value), nil, false)
 		}
-	}
-	if len(leaves) > 1 {
-		scan("", all.String(), nil)
 	}
 	res.prints, res.digests = len(seenPrint), len(seenDigest)
 	for i := range srcs {
@@ -266,6 +265,21 @@ func match(h *fingerprint.Hasher, s *flow.Session, counted []bool, args json.Raw
 	res.paths = sortedKeys(paths)
 	res.via = sortedKeys(vias)
 	return res, nil
+}
+
+// edgeBytes is how much of each side of a boundary is joined: enough for
+// K+W-1 normalised characters even in punctuation-heavy text.
+const edgeBytes = 4 * (fingerprint.K + fingerprint.W)
+
+// edges joins the end of a and the start of b.
+func edges(a, b string) string {
+	if len(a) > edgeBytes {
+		a = a[len(a)-edgeBytes:]
+	}
+	if len(b) > edgeBytes {
+		b = b[:edgeBytes]
+	}
+	return a + b
 }
 
 func viaString(via []fingerprint.Encoding) string {

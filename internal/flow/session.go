@@ -13,8 +13,8 @@ type Observation struct {
 	Labels Labels
 	// At is when the result was read, in Unix milliseconds.
 	At int64
-	// Prints are the keyed winnowed fingerprints of the result's text,
-	// sorted and without duplicates.
+	// Prints are the keyed winnowed fingerprints of the result's text, in
+	// the order they were computed (repeats possible in repetitive text).
 	Prints []uint64
 	// Digests are keyed digests of the short high-entropy tokens in the
 	// result (API keys, passwords, account numbers), sorted and unique.
