@@ -60,7 +60,7 @@ const (
 //     when the view holds a %XX escape or a +; malformed escapes are kept
 //     as they are rather than failing the whole view;
 //   - every maximal run of the base64 (standard or URL-safe, with optional
-//     = padding), base32 (any case, optional padding) and hex encAlphabets
+//     = padding), base32 (any case, optional padding) and hex alphabets
 //     that is at least 16 bytes long, or that is the whole view (after
 //     trimming surrounding whitespace) at any length. A run whose length
 //     cannot be decoded is trimmed to the longest length that can, so a
