@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -400,4 +401,28 @@ func cpuMeter(b *testing.B) func(bytesPerOp int) {
 			b.ReportMetric(float64(b.N)*float64(bytesPerOp)/cpu.Seconds()/1e6, "cpuMB/s")
 		}
 	}
+}
+
+// TestHasherConcurrent shares one Hasher between goroutines; run with -race.
+func TestHasherConcurrent(t *testing.T) {
+	h := testHasher(t, 4)
+	text := benchText(10 << 10)
+	want := h.Prints(nil, text)
+	wantDigest, wantKeyed := h.Digest("sk_live_abc"), h.Keyed("abc")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
+				if got := h.Prints(nil, text); !slices.Equal(got, want) {
+					t.Error("Prints differs under concurrency")
+					return
+				}
+				if h.Digest("sk_live_abc") != wantDigest || h.Keyed("abc") != wantKeyed {
+					t.Error("Digest or Keyed differs under concurrency")
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
