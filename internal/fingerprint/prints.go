@@ -29,7 +29,8 @@ type scratch struct {
 	// windows of a block are one contiguous slice.
 	hs [W - 1 + blkMax]uint64
 	// out collects a block's window minima before they are finalised; its
-	// length is a power of two so the store needs no bounds check.
+	// length is a power of two so the store needs no bounds check, and
+	// leaves room for the 256-entry window blockMins writes through.
 	out [2 * blk]uint64
 }
 
@@ -288,7 +289,8 @@ func windowMins(out *[2 * blk]uint64, hs []uint64, prev uint64) (int, uint64) {
 	prev = suf[0]
 	b := W
 	for ; b+W <= len(hs); b += W {
-		k, prev = blockMins(out, k, prev, &suf, (*[W]uint64)(hs[b:b+W]))
+		n, last := blockMins((*[256]uint64)(out[k:k+256]), prev, &suf, (*[W]uint64)(hs[b:b+W]))
+		k, prev = k+int(n), last
 	}
 	pm := noMin
 	for r, v := range hs[b:] {
@@ -337,43 +339,44 @@ func suffixMins(suf *[W + 1]uint64, cur *[W]uint64) {
 // blockMins emits the minima of the W windows that end in next (window r
 // is the suffix of the previous block from r+1 and the prefix of next up
 // to r), then leaves next's suffix minima in suf for the block after it.
-func blockMins(out *[2 * blk]uint64, k int, prev uint64, suf *[W + 1]uint64, next *[W]uint64) (int, uint64) {
+func blockMins(out *[256]uint64, prev uint64, suf *[W + 1]uint64, next *[W]uint64) (uint8, uint64) {
+	var k uint8
 	pm := next[0]
 	m := min(suf[1], pm)
-	k = emit(out, k, prev, m)
+	k = emit8(out, k, prev, m)
 	pm = min(pm, next[1])
 	m1 := min(suf[2], pm)
-	k = emit(out, k, m, m1)
+	k = emit8(out, k, m, m1)
 	pm = min(pm, next[2])
 	m = min(suf[3], pm)
-	k = emit(out, k, m1, m)
+	k = emit8(out, k, m1, m)
 	pm = min(pm, next[3])
 	m1 = min(suf[4], pm)
-	k = emit(out, k, m, m1)
+	k = emit8(out, k, m, m1)
 	pm = min(pm, next[4])
 	m = min(suf[5], pm)
-	k = emit(out, k, m1, m)
+	k = emit8(out, k, m1, m)
 	pm = min(pm, next[5])
 	m1 = min(suf[6], pm)
-	k = emit(out, k, m, m1)
+	k = emit8(out, k, m, m1)
 	pm = min(pm, next[6])
 	m = min(suf[7], pm)
-	k = emit(out, k, m1, m)
+	k = emit8(out, k, m1, m)
 	pm = min(pm, next[7])
 	m1 = min(suf[8], pm)
-	k = emit(out, k, m, m1)
+	k = emit8(out, k, m, m1)
 	pm = min(pm, next[8])
 	m = min(suf[9], pm)
-	k = emit(out, k, m1, m)
+	k = emit8(out, k, m1, m)
 	pm = min(pm, next[9])
 	m1 = min(suf[10], pm)
-	k = emit(out, k, m, m1)
+	k = emit8(out, k, m, m1)
 	pm = min(pm, next[10])
 	m = min(suf[11], pm)
-	k = emit(out, k, m1, m)
+	k = emit8(out, k, m1, m)
 	pm = min(pm, next[11])
 	// The window aligned with next: the empty suffix is noMin.
-	k = emit(out, k, m, pm)
+	k = emit8(out, k, m, pm)
 	// suffixMins(suf, next), by hand: the call does not inline.
 	m = next[11]
 	suf[12] = noMin
@@ -401,6 +404,17 @@ func blockMins(out *[2 * blk]uint64, k int, prev uint64, suf *[W + 1]uint64, nex
 	m = min(m, next[0])
 	suf[0] = m
 	return k, pm
+}
+
+// emit8 is emit for blockMins, whose offset into a 256-entry window is a
+// byte: indexing needs no mask and the increment is a byte add.
+func emit8(out *[256]uint64, k uint8, prev, m uint64) uint8 {
+	out[k] = m
+	var inc uint8
+	if m != prev {
+		inc = 1
+	}
+	return k + inc
 }
 
 // emit stores window minimum m and keeps it (advances k) if it differs
