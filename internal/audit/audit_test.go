@@ -683,3 +683,33 @@ func TestAppendVerifyAnyStrings(t *testing.T) {
 		t.Fatalf("Verify = %+v, %v; want %d records", sum, err, n)
 	}
 }
+
+func TestAppendAllChains(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	batch := []*Record{{Event: "call", Verdict: "allow"}, {Event: "result", Verdict: "allow"}, {Event: "call", Verdict: "block"}}
+	if err := l.AppendAll(batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(&Record{Event: "list", Verdict: "allow"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range batch {
+		if r.Seq != int64(i+1) || (i > 0 && r.Prev != batch[i-1].Hash) {
+			t.Errorf("record %d: seq %d prev %s", i, r.Seq, r.Prev)
+		}
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	sum, err := Verify(f)
+	if err != nil || sum.Records != 4 {
+		t.Errorf("verify: %+v, %v", sum, err)
+	}
+	if err := l.AppendAll([]*Record{{Event: "x"}, nil}); err == nil {
+		t.Error("a nil record in a batch was accepted")
+	}
+}

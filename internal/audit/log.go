@@ -70,9 +70,25 @@ func (l *Log) Path() string { return l.path }
 // chains from the last complete record before it. More generally Append
 // chains from the last line that decodes as a record; it does not verify the
 // chain (that is Verify's job, and it would cost a read of the whole file).
-func (l *Log) Append(r *Record) (err error) {
+func (l *Log) Append(r *Record) error {
 	if r == nil {
 		return errors.New("audit: append: nil record")
+	}
+	return l.AppendAll([]*Record{r})
+}
+
+// AppendAll appends records in order under one lock and one write, each
+// chained to the one before; it is how a busy writer amortises the lock.
+// On success each record's Seq, Prev and Hash are set. Nothing is written
+// if any record cannot be encoded.
+func (l *Log) AppendAll(rs []*Record) (err error) {
+	for _, r := range rs {
+		if r == nil {
+			return errors.New("audit: append: nil record")
+		}
+	}
+	if len(rs) == 0 {
+		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -97,37 +113,42 @@ func (l *Log) Append(r *Record) (err error) {
 		return fmt.Errorf("audit: append: read tail of %s: %w", l.path, err)
 	}
 
-	c := *r
-	c.Seq, c.Prev, c.Hash = seq+1, prev, ""
-	if c.Time == "" {
-		c.Time = FormatTime(time.Now())
-	}
-	unhashed, line, sum, err := canonical(&c)
-	if err != nil {
-		return fmt.Errorf("audit: append: %w", err)
-	}
-	if changed, err := normalise(&c, unhashed); err != nil {
-		return fmt.Errorf("audit: append: %w", err)
-	} else if changed {
-		if _, line, sum, err = canonical(&c); err != nil {
-			return fmt.Errorf("audit: append: %w", err)
-		}
-	}
-	if len(line) > MaxLine {
-		return fmt.Errorf("audit: append: record is %d bytes, more than the %d a line may hold", len(line), MaxLine)
-	}
-
-	buf := make([]byte, 0, len(line)+2)
+	var buf []byte
 	if needNL {
 		buf = append(buf, '\n')
 	}
-	buf = append(buf, line...)
-	buf = append(buf, '\n')
+	out := make([]Record, len(rs))
+	for i, r := range rs {
+		c := *r
+		c.Seq, c.Prev, c.Hash = seq+1, prev, ""
+		if c.Time == "" {
+			c.Time = FormatTime(time.Now())
+		}
+		unhashed, line, sum, err := canonical(&c)
+		if err != nil {
+			return fmt.Errorf("audit: append: %w", err)
+		}
+		if changed, err := normalise(&c, unhashed); err != nil {
+			return fmt.Errorf("audit: append: %w", err)
+		} else if changed {
+			if _, line, sum, err = canonical(&c); err != nil {
+				return fmt.Errorf("audit: append: %w", err)
+			}
+		}
+		if len(line) > MaxLine {
+			return fmt.Errorf("audit: append: record is %d bytes, more than the %d a line may hold", len(line), MaxLine)
+		}
+		buf = append(append(buf, line...), '\n')
+		c.Hash = sum
+		out[i] = c
+		seq, prev = c.Seq, sum
+	}
 	if _, err := l.f.Write(buf); err != nil {
 		return fmt.Errorf("audit: append to %s: %w", l.path, err)
 	}
-	c.Hash = sum
-	*r = c
+	for i, r := range rs {
+		*r = out[i]
+	}
 	return nil
 }
 

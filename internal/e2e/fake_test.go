@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 )
@@ -18,6 +21,7 @@ import (
 //	truncated  answers with a response cut off mid-JSON
 //	garbage    writes a line that is not JSON, then answers normally
 //	huge       answers with a result of WEIR_E2E_HUGE bytes
+//	prose      answers with arguments.n bytes of text seeded by arguments.seed
 //
 // With WEIR_E2E_FAKE=stubborn it also ignores the end of its input, so the
 // proxy has to terminate it.
@@ -46,7 +50,7 @@ func fakeServer() {
 		case "initialize":
 			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`)
 		case "tools/list":
-			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"crash","inputSchema":{"type":"object"}},{"name":"truncated","inputSchema":{"type":"object"}},{"name":"garbage","inputSchema":{"type":"object"}},{"name":"huge","inputSchema":{"type":"object"}}]}}`)
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"crash","inputSchema":{"type":"object"}},{"name":"truncated","inputSchema":{"type":"object"}},{"name":"garbage","inputSchema":{"type":"object"}},{"name":"huge","inputSchema":{"type":"object"}},{"name":"prose","inputSchema":{"type":"object"}}]}}`)
 		case "tools/call":
 			switch m.Params.Name {
 			case "crash":
@@ -56,6 +60,11 @@ func fakeServer() {
 				continue
 			case "garbage":
 				send(`this is not JSON`)
+			case "prose":
+				n, _ := m.Params.Arguments["n"].(float64)
+				seed, _ := m.Params.Arguments["seed"].(float64)
+				send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":` + string(mustJSON(prose(uint64(seed), int(n)))) + `}]}}`)
+				continue
 			case "huge":
 				var n int
 				fmt.Sscan(os.Getenv("WEIR_E2E_HUGE"), &n)
@@ -76,4 +85,39 @@ func fakeServer() {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// prose returns n bytes of deterministic English-like text.
+func prose(seed uint64, n int) string {
+	words := strings.Fields("the of and to in is was for on that with as by at from his her it an are were be this which or had not but what all when we there can more if no out so said up about into than them only some could time these two may then first any like now my such make over our even most after also did many before must through back years where much your way well down should because each just those people how too little state good very world still own see men work long get here between both life being under never day same another know while last might great old year off come since against go came right used take three")
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(words[r.IntN(len(words))])
+		b.WriteByte(' ')
+		if r.IntN(12) == 0 {
+			fmt.Fprintf(&b, "%d. ", r.IntN(10000))
+		}
+	}
+	return b.String()[:n]
+}
+
+// bareRelay is the physical floor for one extra hop: it starts argv and
+// copies bytes both ways with no parsing at all.
+func bareRelay(argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "WEIR_E2E_RELAY=")
+	cmd.Stderr = os.Stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		return 1
+	}
+	go func() {
+		io.Copy(in, os.Stdin)
+		in.Close()
+	}()
+	io.Copy(os.Stdout, out)
+	cmd.Wait()
+	return 0
 }

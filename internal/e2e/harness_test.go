@@ -24,6 +24,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv("WEIR_E2E_RELAY") != "" {
+		os.Exit(bareRelay(os.Args[1:]))
+	}
 	if os.Getenv("WEIR_E2E_FAKE") != "" {
 		fakeServer()
 		os.Exit(0)

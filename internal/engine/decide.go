@@ -3,8 +3,8 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/jsonrpc"
 	"github.com/weir-sec/weir/internal/policy"
 )
 
@@ -301,46 +302,51 @@ func sortedKeys(m map[string]bool) []string {
 
 type leaf struct{ path, value string }
 
-// stringLeaves returns every string in a JSON value with its JSON path,
-// object keys in sorted order so the result is deterministic. Object keys
-// are included as leaves too: an agent can smuggle data in a key.
+// stringLeaves returns every string in a JSON value with its JSON path, in
+// document order, duplicate members included (a server may read either).
+// Object keys of 12 bytes or more are leaves too: an agent can smuggle data
+// in a key. So are long numbers (card and account numbers).
 func stringLeaves(raw json.RawMessage) ([]leaf, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
+	if !jsonrpc.Valid(raw) {
+		return nil, errors.New("arguments are not valid JSON")
 	}
 	var out []leaf
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch v := v.(type) {
-		case string:
-			out = append(out, leaf{path, v})
-		case json.Number:
-			// Long digit runs (card and account numbers) can be sent as numbers.
-			if len(v) >= 12 {
-				out = append(out, leaf{path, string(v)})
+	var walk func(path string, v []byte) error
+	walk = func(path string, v []byte) error {
+		switch v[0] {
+		case '"':
+			s, err := jsonrpc.Unquote(v)
+			if err != nil {
+				return err
 			}
-		case []any:
-			for i, x := range v {
-				walk(path+"["+strconv.Itoa(i)+"]", x)
-			}
-		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, leaf{path, s})
+		case '{':
+			return jsonrpc.EachMember(v, func(k string, mv []byte) error {
 				p := childPath(path, k)
 				if len(k) >= 12 {
 					out = append(out, leaf{p, k})
 				}
-				walk(p, v[k])
+				return walk(p, mv)
+			})
+		case '[':
+			return jsonrpc.EachElement(v, func(i int, ev []byte) error {
+				return walk(path+"["+strconv.Itoa(i)+"]", ev)
+			})
+		case 't', 'f', 'n':
+		default:
+			if len(v) >= 12 {
+				out = append(out, leaf{path, string(v)})
 			}
 		}
+		return nil
 	}
-	walk("$", v)
+	if err := walk("$", raw); err != nil {
+		return nil, fmt.Errorf("arguments could not be read: %w", err)
+	}
 	return out, nil
 }
 

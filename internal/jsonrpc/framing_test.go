@@ -255,3 +255,42 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSkipValue checks the hand-written skipper against encoding/json on
+// every valid JSON value: it must end exactly where the value ends.
+func FuzzSkipValue(f *testing.F) {
+	for _, s := range []string{`"a\\\"b"`, `{"a":[1,{"b":"}"}]}`, `"\\"`, `[ "x" , 2 ]`, `-1.5e3`, `true`, `{"k":"\u0022"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if !json.Valid(in) {
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(in))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		want := int(dec.InputOffset())
+		start := SkipSpace(in, 0)
+		if got := SkipValue(in, start); got != want {
+			t.Fatalf("SkipValue(%q) = %d, want %d", in, got, want)
+		}
+	})
+}
+
+func TestMembersExact(t *testing.T) {
+	var got []string
+	err := Members([]byte(` {"a":1, "b" : {"x":"}"} ,"c\u0041":"v"} `), func(n string, v []byte) error {
+		got = append(got, n+"="+string(v))
+		return nil
+	})
+	if err != nil || strings.Join(got, " ") != `a=1 b={"x":"}"} cA="v"` {
+		t.Errorf("got %q, %v", got, err)
+	}
+	for _, dup := range []string{`{"a":1,"a":2}`, `{"name":"x","n\u0061me":"y"}`, `{"name":"a","NAME":"b"}`, `{"ask":1,"a\u017fk":2}`} {
+		if err := Members([]byte(dup), func(string, []byte) error { return nil }); !errors.Is(err, ErrDuplicateKey) {
+			t.Errorf("%s: err %v, want ErrDuplicateKey", dup, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -48,18 +49,88 @@ type BadMessageError struct {
 func (e *BadMessageError) Error() string { return e.Reason }
 
 // Parse classifies one line. It returns a *Request (call or notification)
-// or a *Response, or a *BadMessageError saying why the line is not a message.
+// or a *Response, or a *BadMessageError saying why the line is not a
+// message. Params, Result and Error data alias line.
+//
+// It reads the envelope with exact member names and refuses duplicates
+// (see ErrDuplicateKey), and accepts what the go-sdk's DecodeMessage
+// accepts otherwise: this is the relay's hot path, so it validates once and
+// does not copy.
 func Parse(line []byte) (Message, error) {
-	msg, err := sdk.DecodeMessage(line)
-	if err == nil {
-		return msg, nil
+	if !Valid(line) {
+		return nil, diagnose(line, nil)
 	}
-	return nil, diagnose(line, err)
+	var (
+		version, method, params, result, errv, id []byte
+		hasMethod                                 bool
+	)
+	err := Members(line, func(name string, v []byte) error {
+		switch name {
+		case "jsonrpc":
+			version = v
+		case "method":
+			method, hasMethod = v, true
+		case "params":
+			params = v
+		case "result":
+			result = v
+		case "error":
+			errv = v
+		case "id":
+			id = v
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, diagnose(line, err)
+	}
+	if string(version) != `"2.0"` {
+		return nil, diagnose(line, fmt.Errorf("invalid message version tag %s; expected \"2.0\"", orMissing(version)))
+	}
+	var mid ID
+	if len(id) > 0 {
+		if mid, err = ParseID(id); err != nil {
+			return nil, diagnose(line, err)
+		}
+	}
+	if hasMethod {
+		var m string
+		if err := json.Unmarshal(method, &m); err != nil {
+			return nil, diagnose(line, fmt.Errorf("method is not a string"))
+		}
+		return &Request{ID: mid, Method: m, Params: nullable(params)}, nil
+	}
+	if !mid.IsValid() {
+		return nil, diagnose(line, errors.New("a response needs an id"))
+	}
+	resp := &Response{ID: mid, Result: nullable(result)}
+	if len(errv) > 0 && string(errv) != "null" {
+		var we Error
+		if err := json.Unmarshal(errv, &we); err != nil {
+			return nil, diagnose(line, fmt.Errorf("bad error object: %w", err))
+		}
+		resp.Error = &we
+	}
+	return resp, nil
+}
+
+func nullable(v []byte) json.RawMessage {
+	if len(v) == 0 {
+		return nil
+	}
+	return v
+}
+
+func orMissing(v []byte) string {
+	if len(v) == 0 {
+		return "(missing)"
+	}
+	return string(v)
 }
 
 func diagnose(line []byte, cause error) *BadMessageError {
 	trimmed := bytes.TrimSpace(line)
-	if !json.Valid(trimmed) {
+	if !Valid(trimmed) {
 		// Recover the id where one can be read, so a cut-off or damaged
 		// request (or response) still gets matched to its answer.
 		var sc envelopeScanner
@@ -75,9 +146,13 @@ func diagnose(line []byte, cause error) *BadMessageError {
 	}
 	var sc envelopeScanner
 	sc.feed(trimmed)
+	id := sc.id()
+	if errors.Is(cause, ErrDuplicateKey) {
+		id = nil // which id is meant is exactly what is ambiguous
+	}
 	return &BadMessageError{
 		Code:   CodeInvalidRequest,
-		ID:     sc.id(),
+		ID:     id,
 		Reason: fmt.Sprintf("invalid request: %v", cause),
 	}
 }

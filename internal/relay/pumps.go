@@ -59,13 +59,19 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 	}
 	p := pending{id: req.ID, rawID: jsonrpc.EncodeID(req.ID), method: req.Method}
 	if req.Method == "tools/call" {
-		var params callParams
-		if err := json.Unmarshal(req.Params, &params); err != nil || params.Name == "" {
-			// Let the server answer a malformed call; there is nothing to decide.
+		params, err := readCallParams(req.Params)
+		if err != nil {
+			// A call Weir cannot read unambiguously is not forwarded: the
+			// server might read it differently (fail closed).
+			r.replyError(p.rawID, jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid tools/call params: %v", err))
+			return
+		}
+		if params.Name == "" {
+			// Let the server answer a call without a tool name.
 			r.forwardToServer(line, &p)
 			return
 		}
-		p.tool, p.modern = params.Name, isModern(params.Meta)
+		p.tool, p.modern = params.Name, params.modern
 		p.labels = r.toolLabels(params.Name)
 		if r.decideCall(ctx, &p, params.Arguments) {
 			return
@@ -262,6 +268,9 @@ func (r *Relay) fromServer(ctx context.Context, line []byte) {
 // fails the client gets an error result instead (fail closed: data Weir
 // cannot track does not reach the model).
 func (r *Relay) observe(ctx context.Context, p *pending, result json.RawMessage) bool {
+	if !p.labels.Labels.Any(flow.Legs) {
+		return true // nothing to record: the result adds no leg
+	}
 	var head struct {
 		ResultType string `json:"resultType"`
 	}

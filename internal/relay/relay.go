@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,9 +26,9 @@ type Store interface {
 	Sync(ctx context.Context, session string, mirror *flow.Session) error
 }
 
-// Auditor records decisions.
+// Auditor records decisions, in order, several at a time.
 type Auditor interface {
-	Append(r *audit.Record) error
+	AppendAll(rs []*audit.Record) error
 }
 
 // Options configure a Relay.
@@ -66,7 +67,12 @@ type Relay struct {
 	pending    map[jsonrpc.ID]pending
 	serverGone error // set once the server side has ended
 
-	audits chan auditItem
+	// Audit records wait in a buffer that the audit goroutine empties a
+	// batch at a time; it is woken once per batch, not once per record.
+	auditMu   sync.Mutex
+	auditBuf  []auditItem
+	auditWake chan struct{} // capacity 1: "the buffer is not empty"
+	auditStop chan struct{}
 }
 
 // auditItem is a record waiting to be written, with the arguments whose
@@ -126,7 +132,8 @@ func (r *Relay) Run(ctx context.Context, clientIn io.ReadCloser, clientOut io.Wr
 
 	var wg sync.WaitGroup
 	if r.opts.Audit != nil {
-		r.audits = make(chan auditItem, 1024)
+		r.auditWake = make(chan struct{}, 1)
+		r.auditStop = make(chan struct{})
 		wg.Go(r.auditLoop)
 	}
 	clientDone := make(chan struct{})
@@ -141,8 +148,8 @@ func (r *Relay) Run(ctx context.Context, clientIn io.ReadCloser, clientOut io.Wr
 	r.serverEnded(serverErr)
 	clientIn.Close() // unblocks the client pump if it is still reading
 	<-clientDone
-	if r.audits != nil {
-		close(r.audits)
+	if r.auditStop != nil {
+		close(r.auditStop)
 	}
 	wg.Wait()
 	if errors.Is(serverErr, io.EOF) {
@@ -176,42 +183,113 @@ func (r *Relay) replyError(rawID []byte, code int, msg string) {
 func (r *Relay) now() int64 { return r.opts.Now().UnixMilli() }
 
 // record queues an audit record, with the call arguments to shape (nil for
-// none). It drops nothing: a full queue waits, since auditing is part of
-// the contract.
+// none). It never blocks on the log: shaping and writing happen on the
+// audit goroutine.
 func (r *Relay) record(rec *audit.Record, args json.RawMessage) {
-	if r.audits == nil {
+	if r.auditWake == nil {
 		return
 	}
 	rec.Time = audit.FormatTime(r.opts.Now())
 	rec.Session = r.opts.Session
 	rec.Server = r.opts.Server
-	r.audits <- auditItem{rec, args}
-}
-
-func (r *Relay) auditLoop() {
-	for it := range r.audits {
-		if it.args != nil {
-			var err error
-			if it.rec.Shape, it.rec.Hashes, err = audit.Shape(it.args, r.opts.Hasher.Keyed); err != nil {
-				it.rec.Shape = json.RawMessage(`"unreadable"`)
-			}
-		}
-		if err := r.opts.Audit.Append(it.rec); err != nil {
-			r.log.Error("audit log write failed; decisions continue", "err", err)
+	r.auditMu.Lock()
+	r.auditBuf = append(r.auditBuf, auditItem{rec, args})
+	first := len(r.auditBuf) == 1
+	r.auditMu.Unlock()
+	if first {
+		select {
+		case r.auditWake <- struct{}{}:
+		default:
 		}
 	}
 }
 
-// params are the fields of a tools/call the relay reads.
+// auditLinger is how long the audit goroutine lets records gather after the
+// first one arrives: one file lock and one write then serve a burst of
+// calls, and a record still reaches the log within milliseconds.
+const auditLinger = 2 * time.Millisecond
+
+// auditLoop writes buffered records in batches until Run ends, then writes
+// what is left.
+func (r *Relay) auditLoop() {
+	for {
+		select {
+		case <-r.auditWake:
+			select {
+			case <-time.After(auditLinger):
+			case <-r.auditStop:
+			}
+			r.flushAudit()
+		case <-r.auditStop:
+			r.flushAudit()
+			return
+		}
+	}
+}
+
+func (r *Relay) flushAudit() {
+	r.auditMu.Lock()
+	items := r.auditBuf
+	r.auditBuf = nil
+	r.auditMu.Unlock()
+	if len(items) == 0 {
+		return
+	}
+	batch := make([]*audit.Record, len(items))
+	for i, it := range items {
+		batch[i] = r.shape(it)
+	}
+	if err := r.opts.Audit.AppendAll(batch); err != nil {
+		r.log.Error("audit log write failed; decisions continue", "err", err)
+	}
+}
+
+func (r *Relay) shape(it auditItem) *audit.Record {
+	if it.args != nil {
+		var err error
+		if it.rec.Shape, it.rec.Hashes, err = audit.Shape(it.args, r.opts.Hasher.Keyed); err != nil {
+			it.rec.Shape = json.RawMessage(`"unreadable"`)
+		}
+	}
+	return it.rec
+}
+
+// callParams are the fields of a tools/call the relay reads.
 type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Meta      map[string]any  `json:"_meta"`
+	Name      string
+	Arguments json.RawMessage // a copy: it outlives the line it came from
+	modern    bool            // _meta names protocol 2026-07-28 or later
 }
 
 const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 
-func isModern(meta map[string]any) bool {
-	v, _ := meta[metaProtocolVersion].(string)
-	return v >= "2026-07-28"
+// readCallParams reads tools/call params with exact member names and no
+// duplicates, as jsonrpc.Members does: a name or arguments member that one
+// JSON parser would read and another would not must not reach the server.
+func readCallParams(raw json.RawMessage) (callParams, error) {
+	var p callParams
+	if len(raw) == 0 {
+		return p, nil
+	}
+	err := jsonrpc.Members(raw, func(name string, v []byte) error {
+		switch name {
+		case "name":
+			if err := json.Unmarshal(v, &p.Name); err != nil {
+				return fmt.Errorf("name is not a string")
+			}
+		case "arguments":
+			p.Arguments = bytes.Clone(v)
+		case "_meta":
+			return jsonrpc.Members(v, func(k string, mv []byte) error {
+				if k == metaProtocolVersion {
+					var ver string
+					_ = json.Unmarshal(mv, &ver)
+					p.modern = ver >= "2026-07-28"
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return p, err
 }
