@@ -70,7 +70,7 @@ func BenchmarkAddedLatency(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			e := newWeirEnv(b)
-			env := e.environ("WEIR_E2E_FAKE=normal", "WEIR_LOG=error", "WEIR_CPUPROFILE="+os.Getenv("WEIR_BENCH_CPUPROFILE"), "GOMAXPROCS="+os.Getenv("WEIR_BENCH_GOMAXPROCS"))
+			env := e.environ("WEIR_E2E_FAKE=normal", "WEIR_LOG=error", "WEIR_CPUPROFILE="+os.Getenv("WEIR_BENCH_CPUPROFILE"), "GOMAXPROCS="+os.Getenv("WEIR_BENCH_GOMAXPROCS"), "GOGC="+os.Getenv("WEIR_BENCH_GOGC"))
 			var flags []string
 			if sink {
 				pol := filepath.Join(b.TempDir(), "policy.yaml")
@@ -91,6 +91,7 @@ func BenchmarkAddedLatency(b *testing.B) {
 				proxied.call(b, "tools/call", params)
 			}
 			var dl, rl, pl []time.Duration
+			cpu0, rcpu0 := cpuTime(b, proxied.p.cmd.Process.Pid), cpuTime(b, bare.p.cmd.Process.Pid)
 			b.ResetTimer()
 			for b.Loop() {
 				t0 := time.Now()
@@ -106,7 +107,11 @@ func BenchmarkAddedLatency(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			cpu := cpuTime(b, proxied.p.cmd.Process.Pid) - cpu0
+			rcpu := cpuTime(b, bare.p.cmd.Process.Pid) - rcpu0
+			b.ReportMetric(float64(rcpu.Microseconds())/float64(len(rl)), "relay-cpu-µs/call")
 			us := func(d time.Duration) float64 { return float64(d.Microseconds()) }
+			b.ReportMetric(us(cpu)/float64(len(pl)), "weir-cpu-µs/call")
 			b.ReportMetric(us(percentile(dl, 50)), "direct-p50-µs")
 			b.ReportMetric(us(percentile(rl, 50)), "relay-p50-µs")
 			b.ReportMetric(us(percentile(pl, 50)), "weir-p50-µs")
@@ -124,7 +129,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 		e := newWeirEnv(b)
 		pol := filepath.Join(b.TempDir(), "policy.yaml")
 		os.WriteFile(pol, []byte("version: 1\ntools:\n  - {match: \"fake:prose\", labels: [private]}\n"), 0o600)
-		c := newRawClient(b, e.environ("WEIR_E2E_FAKE=normal", "WEIR_LOG=error"), e.wrap("fake", fake(), "--policy", pol)...)
+		c := newRawClient(b, e.environ("WEIR_E2E_FAKE=normal", "WEIR_LOG=error", "GOGC="+os.Getenv("WEIR_BENCH_GOGC")), e.wrap("fake", fake(), "--policy", pol)...)
 		base := rssKB(b, c.p.cmd.Process.Pid, "VmHWM")
 		for i := range 10 {
 			c.call(b, "tools/call", fmt.Sprintf(`{"name":"prose","arguments":{"n":1048576,"seed":%d}}`, i))
@@ -155,3 +160,16 @@ func rssKB(b testing.TB, pid int, field string) int {
 }
 
 var _ = json.Valid
+
+// cpuTime is a process's user+system CPU time so far, from /proc.
+func cpuTime(b testing.TB, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	utime, _ := strconv.Atoi(fields[11])
+	stime, _ := strconv.Atoi(fields[12])
+	return time.Duration(utime+stime) * (time.Second / 100) // USER_HZ
+}

@@ -207,7 +207,7 @@ func (r *Relay) record(rec *audit.Record, args json.RawMessage) {
 // auditLinger is how long the audit goroutine lets records gather after the
 // first one arrives: one file lock and one write then serve a burst of
 // calls, and a record still reaches the log within milliseconds.
-const auditLinger = 2 * time.Millisecond
+const auditLinger = 10 * time.Millisecond
 
 // auditLoop writes buffered records in batches until Run ends, then writes
 // what is left.
