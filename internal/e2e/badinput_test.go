@@ -139,13 +139,14 @@ func TestBadServerOutput(t *testing.T) {
 // TestClientClosesInput: the client goes away. The proxy closes the
 // server's input and exits; a server that ignores that is terminated.
 func TestClientClosesInput(t *testing.T) {
-	for _, mode := range []string{"normal", "stubborn"} {
+	for _, tt := range []struct{ mode, grace string }{{"normal", "5s"}, {"stubborn", "300ms"}} {
+		mode := tt.mode
 		t.Run(mode, func(t *testing.T) {
 			e := newWeirEnv(t)
-			p, _ := startFake(t, e, mode, "--shutdown-grace", "300ms")
+			p, _ := startFake(t, e, mode, "--shutdown-grace", tt.grace)
 			start := time.Now()
 			code := p.close()
-			if d := time.Since(start); d > 5*time.Second {
+			if d := time.Since(start); d > 4*time.Second {
 				t.Errorf("proxy took %v to exit after its client left", d)
 			}
 			if mode == "normal" && code != 0 {
