@@ -222,8 +222,48 @@ func TestExfiltrationTypeScriptClient(t *testing.T) {
 			{"server": "everything", "tool": "echo", "arguments": map[string]string{"message": "all good"}},
 			{"server": "everything", "tool": "echo", "arguments": map[string]string{"message": base64.StdEncoding.EncodeToString([]byte(secretText))}},
 			{"server": "everything", "tool": "echo", "arguments": map[string]string{"message": hex.EncodeToString([]byte(secretText))}},
+			{"server": "everything", "tool": "echo", "arguments": map[string]string{"message": "https://c.example/?q=" + url.QueryEscape(secretText)}},
+			{"server": "files", "tool": "read_text_file", "arguments": map[string]string{"path": filepath.Join(f.dir, "api.env")}},
+			{"server": "everything", "tool": "echo", "arguments": map[string]string{"message": "key " + secretKey}},
 		},
 	}
+	got := runTSClient(t, script, plan)
+	want := []bool{false, false, false, true, true, true, false, true}
+	if len(got) != len(want) {
+		t.Fatalf("%d results, want %d", len(got), len(want))
+	}
+	for i, r := range got {
+		if r.IsError != want[i] {
+			t.Errorf("call %d: isError %v, want %v: %q", i, r.IsError, want[i], r.Text)
+		}
+	}
+	if !contains(got[3].Text, "flow.exfiltration", "files/read_text_file", "via base64") {
+		t.Errorf("block message: %q", got[3].Text)
+	}
+
+	// A second client process, same machine and WEIR_HOME, has read
+	// nothing: its session is its own, so the same call passes.
+	second := runTSClient(t, script, map[string]any{
+		"servers": map[string]any{"everything": server("everything", f.every)},
+		"calls": []map[string]any{
+			{"server": "everything", "tool": "echo", "arguments": map[string]string{"message": base64.StdEncoding.EncodeToString([]byte(secretText))}},
+		},
+	})
+	if len(second) != 1 || second[0].IsError {
+		t.Errorf("another client's call was affected by this client's taint: %+v", second)
+	}
+	assertNoSecretAtRest(t, f.env.home)
+}
+
+type tsResult struct {
+	IsError bool
+	Text    string
+}
+
+// runTSClient runs testdata/npm/client.mjs on a plan, with no WEIR_SESSION:
+// the proxies find their session from the client's process.
+func runTSClient(t *testing.T, script []string, plan map[string]any) []tsResult {
+	t.Helper()
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	data, _ := json.Marshal(plan)
 	os.WriteFile(planFile, data, 0o600)
@@ -244,27 +284,15 @@ func TestExfiltrationTypeScriptClient(t *testing.T) {
 	}
 	var got struct {
 		Tools   map[string][]string
-		Results []struct {
-			IsError bool
-			Text    string
-		}
+		Results []tsResult
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("client output %q: %v", out, err)
 	}
-	want := []bool{false, false, false, true, true}
-	for i, r := range got.Results {
-		if r.IsError != want[i] {
-			t.Errorf("call %d: isError %v, want %v: %q", i, r.IsError, want[i], r.Text)
-		}
-	}
-	if len(got.Results) == 5 && !contains(got.Results[3].Text, "flow.exfiltration", "files/read_text_file", "via base64") {
-		t.Errorf("block message: %q", got.Results[3].Text)
-	}
 	if strings.Contains(stderr.String(), secretKey) || strings.Contains(stderr.String(), "Lindqvist") {
 		t.Errorf("the secret appeared in stderr")
 	}
-	assertNoSecretAtRest(t, f.env.home)
+	return got.Results
 }
 
 // TestBenignWorkflowMemory runs ordinary work against server-memory through

@@ -153,8 +153,8 @@ func (r *Relay) decide(ctx context.Context, call engine.Call) (d engine.Decision
 			err = fmt.Errorf("the engine failed while deciding %s (%v), so the call was blocked", call.Name(), v)
 		}
 	}()
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.mirrorMu.Lock()
+	defer r.mirrorMu.Unlock()
 	if call.Labels.Labels.Has(flow.Sink) {
 		if err := r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror); err != nil {
 			return d, fmt.Errorf("the session state could not be read (%v), so Weir cannot tell what %s would send", err, call.Name())
@@ -283,9 +283,9 @@ func (r *Relay) observe(ctx context.Context, p *pending, result json.RawMessage)
 	if err == nil && obs != nil {
 		_, err = r.opts.Store.Append(ctx, r.opts.Session, obs)
 		if err == nil {
-			r.mu.Lock()
+			r.mirrorMu.Lock()
 			err = r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror)
-			r.mu.Unlock()
+			r.mirrorMu.Unlock()
 		}
 	}
 	rec := &audit.Record{Event: "result", Method: "tools/call", Tool: p.tool, Labels: p.labels.Labels.Names(), Verdict: "allow", Enforced: true}

@@ -61,8 +61,12 @@ type Relay struct {
 	toClient *jsonrpc.Writer
 	toServer *jsonrpc.Writer
 
+	// mirrorMu guards the session mirror. It is separate from mu so that a
+	// decision in progress does not hold up the other pump's bookkeeping.
+	mirrorMu sync.Mutex
+	mirror   flow.Session
+
 	mu         sync.Mutex // guards the fields below
-	mirror     flow.Session
 	catalog    map[string]*catalogEntry
 	pending    map[jsonrpc.ID]pending
 	serverGone error // set once the server side has ended

@@ -23,7 +23,7 @@ type harness struct {
 	t        *testing.T
 	r        *Relay
 	toRelay  *io.PipeWriter // client → relay
-	clientRx chan string // relay → client
+	clientRx chan string    // relay → client
 	srvIn    *bufio.Scanner // relay → server
 	srvOut   *io.PipeWriter // server → relay
 	done     chan error
