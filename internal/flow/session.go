@@ -19,6 +19,12 @@ type Observation struct {
 	// Digests are keyed digests of the short high-entropy tokens in the
 	// result (API keys, passwords, account numbers), sorted and unique.
 	Digests []uint64
+	// Idents are keyed digests of the identifiers in the result (URLs,
+	// e-mail addresses, IBAN-like ids, long hex or base64 values), sorted
+	// and unique. They attribute a sink argument to the result it was
+	// copied from, for dataflow rules: "the recipient came from an
+	// untrusted page".
+	Idents []uint64
 }
 
 // A Source is one observed result, as the session remembers it.
@@ -43,6 +49,7 @@ type Session struct {
 
 	prints  hashIndex
 	digests hashIndex
+	idents  hashIndex
 	// canon maps a (tool, labels) pair to the first source with them. The
 	// indexes point hashes at it, so reading the same tool again and again
 	// does not grow them: decisions only care which tools a hash came from.
@@ -75,11 +82,15 @@ func (s *Session) Apply(seq int64, o *Observation) {
 	}
 	s.prints.grow(len(o.Prints))
 	s.digests.grow(len(o.Digests))
+	s.idents.grow(len(o.Idents))
 	for _, h := range o.Prints {
 		s.prints.add(h, idx)
 	}
 	for _, h := range o.Digests {
 		s.digests.add(h, idx)
+	}
+	for _, h := range o.Idents {
+		s.idents.add(h, idx)
 	}
 }
 
@@ -87,6 +98,9 @@ func (s *Session) Apply(seq int64, o *Observation) {
 // that hold fingerprint h: one per distinct tool and labels (the first such
 // observation), which is all a decision needs.
 func (s *Session) PrintSources(dst []int32, h uint64) []int32 { return s.prints.lookup(dst, h) }
+
+// IdentSources is PrintSources for identifier digests.
+func (s *Session) IdentSources(dst []int32, h uint64) []int32 { return s.idents.lookup(dst, h) }
 
 // DigestSources is PrintSources for digests.
 func (s *Session) DigestSources(dst []int32, h uint64) []int32 { return s.digests.lookup(dst, h) }
