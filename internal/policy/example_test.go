@@ -56,5 +56,5 @@ func ExamplePreset() {
 	fmt.Println(policy.PresetNames())
 	// Output:
 	// preset:monitor monitor block
-	// [default monitor]
+	// [default strict dataflow integrity monitor]
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,23 +30,24 @@ const MaxFileSize = 1 << 20
 // FileName is the policy file looked for in $WEIR_HOME.
 const FileName = "policy.yaml"
 
-// Parse compiles a policy file's contents, layered on the default preset:
-// keys the file sets replace the preset's (flow keys one by one), keys it
-// leaves out keep the preset's values, and its tools and allow_flows entries
-// come after the preset's. An empty file (or one holding only comments) is
-// the default preset. file names the policy in errors and in
-// [Policy.Source]; it is not read.
+// Parse compiles a policy file's contents, layered on the preset its
+// `preset:` key names (default when it names none): keys the file sets
+// replace the preset's (flow keys one by one, config keys one by one), keys
+// it leaves out keep the preset's values, and its tools, rules and
+// allow_flows entries come after the preset's. An empty file (or one holding
+// only comments) is the default preset. file names the policy in errors and
+// in [Policy.Source]; it is not read.
 //
 // On failure the error is an [ErrorList] holding every problem found, sorted
 // by line.
 func Parse(file string, data []byte) (*Policy, error) {
-	base, err := builtin(defaultPreset)
-	if err != nil {
-		return nil, err
-	}
 	l, errs := decode(file, data)
 	if len(errs) > 0 {
 		return nil, ErrorList(errs)
+	}
+	base, err := builtin(l.presetName())
+	if err != nil {
+		return nil, err
 	}
 	return l.apply(base, file), nil
 }
@@ -111,28 +113,57 @@ func readError(file string, err error) *Error {
 type layer struct {
 	version       *int
 	mode          *Mode
+	preset        *string
 	defaultAction *DefaultAction
 	exfiltration  *flow.Verdict
 	trifecta      *flow.Verdict
 	integrity     *flow.Verdict
+	taintedArgs   *flow.Verdict
 	minMatches    *int
 	allowFlows    []FlowRule
+	config        map[string]any
 	tools         []ToolEntry
+	rules         []Rule
+}
+
+// presetName is the preset the layer builds on.
+func (l *layer) presetName() string {
+	if l.preset != nil {
+		return *l.preset
+	}
+	return defaultPreset
 }
 
 // apply layers l over base and returns the result; base is not changed.
+// Every predicate, the base's included, is bound to the merged config: a
+// file can tune a preset's rules by setting the config keys they read.
 func (l *layer) apply(base *Policy, source string) *Policy {
 	p := base.clone()
 	p.Source = source
 	set(&p.Version, l.version)
 	set(&p.Mode, l.mode)
+	set(&p.Preset, l.preset)
 	set(&p.DefaultAction, l.defaultAction)
 	set(&p.Flow.Exfiltration, l.exfiltration)
 	set(&p.Flow.Trifecta, l.trifecta)
 	set(&p.Flow.Integrity, l.integrity)
+	set(&p.Flow.TaintedArgs, l.taintedArgs)
 	set(&p.Flow.MinMatches, l.minMatches)
 	p.Flow.AllowFlows = append(p.Flow.AllowFlows, l.allowFlows...)
 	p.Tools = append(p.Tools, l.tools...)
+	if p.Config == nil {
+		p.Config = map[string]any{}
+	}
+	maps.Copy(p.Config, l.config)
+	p.celConfig = celConfigValue(p.Config)
+	p.Rules = append(p.Rules, l.rules...)
+	for i := range p.Rules {
+		if w := p.Rules[i].When; w != nil {
+			bound := *w
+			bound.config = p.celConfig
+			p.Rules[i].When = &bound
+		}
+	}
 	return p
 }
 
@@ -156,6 +187,7 @@ func (l *layer) missing() []string {
 		{"flow.exfiltration", l.exfiltration != nil},
 		{"flow.trifecta", l.trifecta != nil},
 		{"flow.integrity", l.integrity != nil},
+		{"flow.tainted_args", l.taintedArgs != nil},
 		{"flow.min_matches", l.minMatches != nil},
 	} {
 		if !k.set {
@@ -172,11 +204,14 @@ type level struct {
 }
 
 var (
-	topLevel  = &level{where: "at the top level", keys: []string{"version", "mode", "default_action", "flow", "tools"}}
-	flowLevel = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "min_matches", "allow_flows"}}
-	toolLevel = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels"}}
+	topLevel   = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "flow", "config", "tools", "rules"}}
+	flowLevel  = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "tainted_args", "min_matches", "allow_flows"}}
+	toolLevel  = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels"}}
+	ruleLevel  = &level{where: `in a "rules:" entry`, keys: []string{"id", "match", "args", "when", "rate_limit", "action", "because"}}
+	argLevel   = &level{where: `in an argument's constraints, under "args:"`, keys: []string{"within", "deny", "allow", "one_of", "hosts", "max_length", "min", "max"}}
+	hostsLevel = &level{where: `under "hosts:"`, keys: []string{"allow", "deny"}}
 
-	levels = []*level{topLevel, flowLevel, toolLevel}
+	levels = []*level{topLevel, flowLevel, toolLevel, ruleLevel, argLevel, hostsLevel}
 )
 
 const (
@@ -189,15 +224,33 @@ const (
 // decoder walks a policy's YAML node tree, filling a layer and collecting
 // every problem with its position.
 type decoder struct {
-	file string
-	data []byte
-	errs []*Error
-	l    layer
+	file     string
+	data     []byte
+	isPreset bool // decoding an embedded preset: it has no base
+	errs     []*Error
+	l        layer
+
+	presetNode *yaml.Node // the preset: value, when valid
+	ruleIDs    map[string]int
+	whens      []whenRef // every compiled predicate, for the config check
 }
 
-// decode parses one policy document into a layer.
+// whenRef is a predicate and where it was written.
+type whenRef struct {
+	key  string
+	node *yaml.Node
+	pred *Predicate
+}
+
+// decode parses one user policy document into a layer.
 func decode(file string, data []byte) (*layer, []*Error) {
-	d := &decoder{file: file, data: data}
+	return decodeAs(file, data, false)
+}
+
+// decodeAs parses one policy document into a layer; isPreset says it is an
+// embedded preset, which layers on nothing.
+func decodeAs(file string, data []byte, isPreset bool) (*layer, []*Error) {
+	d := &decoder{file: file, data: data, isPreset: isPreset}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := safeDecode(dec, &doc); err != nil {
@@ -447,6 +500,9 @@ func (d *decoder) document(doc *yaml.Node) {
 	} else if !typos["version"] {
 		d.errAt(top, "version", "missing; start the file with \"version: %d\"", CurrentVersion)
 	}
+	if e, ok := m["preset"]; ok {
+		d.preset(e)
+	}
 	if e, ok := m["mode"]; ok {
 		if i, ok := d.enum("mode", e, "mode", modeNames); ok {
 			v := Mode(i)
@@ -464,9 +520,16 @@ func (d *decoder) document(doc *yaml.Node) {
 	if e, ok := m["flow"]; ok {
 		d.flow(e)
 	}
+	if e, ok := m["config"]; ok {
+		d.config(e)
+	}
 	if e, ok := m["tools"]; ok {
 		d.tools(e)
 	}
+	if e, ok := m["rules"]; ok {
+		d.rules(e)
+	}
+	d.checkConfigKeys()
 }
 
 func (d *decoder) version(e entry) {
@@ -543,6 +606,7 @@ func (d *decoder) flow(e entry) {
 		{"exfiltration", &d.l.exfiltration},
 		{"trifecta", &d.l.trifecta},
 		{"integrity", &d.l.integrity},
+		{"tainted_args", &d.l.taintedArgs},
 	} {
 		if e, ok := m[a.name]; ok {
 			if verdict, ok := d.action("flow."+a.name, e); ok {
@@ -581,7 +645,11 @@ func (d *decoder) action(key string, e entry) (flow.Verdict, bool) {
 	for i, a := range flowActions {
 		names[i] = a.String()
 	}
-	d.errAt(v, key, "unknown action %s; want %s%s", quote(v.Value), actionList, didYouMean(v.Value, names))
+	hint := didYouMean(v.Value, names)
+	if v.Value == "deny" {
+		hint = `; did you mean "block"? (deny is a default_action)`
+	}
+	d.errAt(v, key, "unknown action %s; want %s%s", quote(v.Value), actionList, hint)
 	return 0, false
 }
 
@@ -672,22 +740,28 @@ func (d *decoder) tool(path string, n *yaml.Node) {
 }
 
 func (d *decoder) match(key string, e entry, te *ToolEntry) bool {
+	g, ok := d.glob(key, e)
+	te.Match = g
+	return ok
+}
+
+// glob decodes a `match:` tool pattern.
+func (d *decoder) glob(key string, e entry) (Glob, bool) {
 	v := deref(e.v)
 	if isNull(v) {
 		d.errAt(e.k, key, `missing value; want a tool pattern such as "notes:*"`)
-		return false
+		return Glob{}, false
 	}
 	if !isString(v) {
 		d.errAt(v, key, `want a tool pattern such as "notes:*", got %s`, describe(v))
-		return false
+		return Glob{}, false
 	}
 	g, err := CompileGlob(v.Value)
 	if err != nil {
 		d.errAt(v, key, "%v", err)
-		return false
+		return Glob{}, false
 	}
-	te.Match = g
-	return true
+	return g, true
 }
 
 func (d *decoder) labels(key string, e entry, te *ToolEntry) bool {

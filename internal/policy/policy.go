@@ -2,8 +2,11 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+
+	"cel.dev/cel-go/common/types/ref"
 
 	"github.com/weir-sec/weir/internal/flow"
 )
@@ -52,16 +55,31 @@ func (a DefaultAction) String() string {
 // engine reaches on results, not an action a policy can ask for.
 var flowActions = []flow.Verdict{flow.Allow, flow.Warn, flow.Block, flow.Escalate}
 
-// Policy is a compiled policy: one file layered on the default preset, or a
-// preset on its own. A Policy is not changed after it is built, so it can be
-// shared between goroutines.
+// Policy is a compiled policy: one file layered on a preset, or a preset on
+// its own. A Policy is not changed after it is built, so it can be shared
+// between goroutines.
 type Policy struct {
 	Version       int
 	Mode          Mode
 	DefaultAction DefaultAction
 	Flow          Flow
 	Tools         []ToolEntry
-	Source        string // file path, or "preset:NAME" for an embedded preset
+	// Rules are the argument, predicate and rate-limit rules, the preset's
+	// first, then the file's, each in file order.
+	Rules []Rule
+	// Config holds the named values `when` predicates compare against, as
+	// plain Go values: string, int64 (whole numbers), float64, bool, nil,
+	// []any and map[string]any. It is the preset's config with the file's
+	// keys replacing the preset's.
+	Config map[string]any
+	// Preset names the preset the policy is layered on (for a preset, its
+	// own name).
+	Preset string
+	Source string // file path, or "preset:NAME" for an embedded preset
+
+	// celConfig is Config as a CEL value, built once, that every predicate
+	// of the policy reads as `config`.
+	celConfig ref.Val
 }
 
 // Flow holds the information-flow actions: what to do with a sink call given
@@ -75,6 +93,10 @@ type Flow struct {
 	Trifecta flow.Verdict
 	// Integrity is the action for a sink call after any untrusted input.
 	Integrity flow.Verdict
+	// TaintedArgs is the action for a sink call whose arguments derive from
+	// the results of untrusted (or, for the dataflow preset's reading,
+	// private) sources, as argument attribution finds them.
+	TaintedArgs flow.Verdict
 	// MinMatches is how many fingerprint hits from private sources make a
 	// leak (at least 1).
 	MinMatches int
@@ -157,11 +179,15 @@ func splitQualified(s string) (server, tool string) {
 	return "", s
 }
 
-// clone returns a copy of p that shares nothing mutable with it.
+// clone returns a copy of p that shares nothing mutable with it. (Compiled
+// rules, predicates and config values are never changed once built, so
+// they are shared.)
 func (p *Policy) clone() *Policy {
 	c := *p
 	c.Tools = slices.Clone(p.Tools)
 	c.Flow.AllowFlows = slices.Clone(p.Flow.AllowFlows)
+	c.Rules = slices.Clone(p.Rules)
+	c.Config = maps.Clone(p.Config)
 	return &c
 }
 

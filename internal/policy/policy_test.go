@@ -20,9 +20,13 @@ type summary struct {
 	Exfiltration  flow.Verdict
 	Trifecta      flow.Verdict
 	Integrity     flow.Verdict
+	TaintedArgs   flow.Verdict
 	MinMatches    int
 	AllowFlows    []string // "FROM -> TO" as compiled
 	Tools         []string // "MATCH LABELS"
+	Rules         []string // "ID MATCH ACTION"
+	Config        []string // sorted keys
+	Preset        string
 	Source        string
 }
 
@@ -34,9 +38,18 @@ func summarize(p *Policy) summary {
 		Exfiltration:  p.Flow.Exfiltration,
 		Trifecta:      p.Flow.Trifecta,
 		Integrity:     p.Flow.Integrity,
+		TaintedArgs:   p.Flow.TaintedArgs,
 		MinMatches:    p.Flow.MinMatches,
+		Preset:        p.Preset,
 		Source:        p.Source,
 	}
+	for _, r := range p.Rules {
+		s.Rules = append(s.Rules, r.ID+" "+r.Match.String()+" "+r.Action.String())
+	}
+	for k := range p.Config {
+		s.Config = append(s.Config, k)
+	}
+	slices.Sort(s.Config)
 	for _, r := range p.Flow.AllowFlows {
 		s.AllowFlows = append(s.AllowFlows, r.From.String()+" -> "+r.To.String())
 	}
@@ -54,14 +67,17 @@ var defaults = summary{
 	Exfiltration:  flow.Block,
 	Trifecta:      flow.Warn,
 	Integrity:     flow.Allow,
+	TaintedArgs:   flow.Allow,
 	MinMatches:    2,
+	Preset:        "default",
 }
 
 func equalSummary(a, b summary) bool {
 	return a.Version == b.Version && a.Mode == b.Mode && a.DefaultAction == b.DefaultAction &&
 		a.Exfiltration == b.Exfiltration && a.Trifecta == b.Trifecta && a.Integrity == b.Integrity &&
-		a.MinMatches == b.MinMatches && slices.Equal(a.AllowFlows, b.AllowFlows) &&
-		slices.Equal(a.Tools, b.Tools) && a.Source == b.Source
+		a.TaintedArgs == b.TaintedArgs && a.MinMatches == b.MinMatches && slices.Equal(a.AllowFlows, b.AllowFlows) &&
+		slices.Equal(a.Tools, b.Tools) && slices.Equal(a.Rules, b.Rules) && slices.Equal(a.Config, b.Config) &&
+		a.Preset == b.Preset && a.Source == b.Source
 }
 
 // TestParseKeys checks that every key's valid values land in the right
@@ -143,7 +159,7 @@ tools:
 `,
 			func(s *summary) {
 				*s = summary{
-					Version: 1, Mode: Monitor, DefaultAction: DefaultDeny,
+					Version: 1, Mode: Monitor, DefaultAction: DefaultDeny, Preset: "default",
 					Exfiltration: flow.Escalate, Trifecta: flow.Block, Integrity: flow.Warn, MinMatches: 3,
 					AllowFlows: []string{"notes:* -> slack:post_message"},
 					Tools:      []string{"notes:* private", "web:fetch untrusted,sink"},
@@ -426,12 +442,28 @@ func TestNilPolicy(t *testing.T) {
 }
 
 func TestPresets(t *testing.T) {
-	if got, want := PresetNames(), []string{"default", "monitor"}; !slices.Equal(got, want) {
+	if got, want := PresetNames(), []string{"default", "strict", "dataflow", "integrity", "monitor"}; !slices.Equal(got, want) {
 		t.Fatalf("PresetNames() = %v, want %v", got, want)
 	}
-	monitor := defaults
-	monitor.Mode = Monitor
-	want := map[string]summary{"default": defaults, "monitor": monitor}
+	preset := func(name string, edit func(*summary)) summary {
+		s := defaults
+		s.Preset = name
+		edit(&s)
+		return s
+	}
+	want := map[string]summary{
+		"default": defaults,
+		"strict": preset("strict", func(s *summary) {
+			s.Exfiltration, s.Trifecta, s.Integrity, s.TaintedArgs = flow.Block, flow.Block, flow.Warn, flow.Block
+		}),
+		"dataflow": preset("dataflow", func(s *summary) {
+			s.Exfiltration, s.Trifecta, s.Integrity, s.TaintedArgs = flow.Block, flow.Escalate, flow.Allow, flow.Block
+		}),
+		"integrity": preset("integrity", func(s *summary) {
+			s.Exfiltration, s.Trifecta, s.Integrity, s.TaintedArgs = flow.Block, flow.Escalate, flow.Escalate, flow.Escalate
+		}),
+		"monitor": preset("monitor", func(s *summary) { s.Mode = Monitor }),
+	}
 	for _, name := range PresetNames() {
 		p, err := Preset(name)
 		if err != nil {
@@ -462,12 +494,14 @@ func TestPresets(t *testing.T) {
 		if !strings.HasPrefix(string(text), "# Weir preset \""+name+"\"") {
 			t.Errorf("preset %s does not open with its title comment", name)
 		}
-		// A preset parsed as a user file gives the same policy.
+		// A preset parsed as a user file gives the same policy (layered on
+		// default, since a preset names no preset).
 		q, err := Parse("x", text)
 		if err != nil {
 			t.Fatalf("preset %s as a file: %v", name, err)
 		}
 		w.Source = "x"
+		w.Preset = "default"
 		if got := summarize(q); !equalSummary(got, w) {
 			t.Errorf("preset %s as a file:\ngot  %+v\nwant %+v", name, got, w)
 		}
@@ -484,11 +518,11 @@ func TestPresets(t *testing.T) {
 		}
 	}
 	_, err = Preset("strikt")
-	if err == nil || err.Error() != `preset: unknown preset "strikt"; want default or monitor` {
+	if err == nil || err.Error() != `preset: unknown preset "strikt"; want default, strict, dataflow, integrity or monitor; did you mean "strict"?` {
 		t.Errorf("Preset(strikt) error = %v", err)
 	}
 	_, err = Preset("defualt")
-	if err == nil || err.Error() != `preset: unknown preset "defualt"; want default or monitor; did you mean "default"?` {
+	if err == nil || err.Error() != `preset: unknown preset "defualt"; want default, strict, dataflow, integrity or monitor; did you mean "default"?` {
 		t.Errorf("Preset(defualt) error = %v", err)
 	}
 	if _, err := PresetText("nope"); err == nil {

@@ -17,21 +17,28 @@ var presetFS embed.FS
 const defaultPreset = "default"
 
 // presetNames is the order presets are listed in.
-var presetNames = []string{"default", "monitor"}
+var presetNames = []string{"default", "strict", "dataflow", "integrity", "monitor"}
 
 type builtPreset struct {
 	p   *Policy
 	err error
 }
 
-var presets = sync.OnceValue(func() map[string]builtPreset {
-	m := make(map[string]builtPreset, len(presetNames))
-	for _, name := range presetNames {
-		p, err := buildPreset(name)
-		m[name] = builtPreset{p, err}
-	}
-	return m
-})
+// presets builds every preset once, on first use. It is set in init
+// because building a user file's layer looks up its preset, which would
+// otherwise make an initialization cycle.
+var presets func() map[string]builtPreset
+
+func init() {
+	presets = sync.OnceValue(func() map[string]builtPreset {
+		m := make(map[string]builtPreset, len(presetNames))
+		for _, name := range presetNames {
+			p, err := buildPreset(name)
+			m[name] = builtPreset{p, err}
+		}
+		return m
+	})
+}
 
 func buildPreset(name string) (*Policy, error) {
 	data, err := PresetText(name)
@@ -39,14 +46,16 @@ func buildPreset(name string) (*Policy, error) {
 		return nil, err
 	}
 	source := "preset:" + name
-	l, errs := decode(source, data)
+	l, errs := decodeAs(source, data, true)
 	if len(errs) > 0 {
 		return nil, ErrorList(errs)
 	}
 	if missing := l.missing(); len(missing) > 0 {
 		return nil, ErrorList{{File: source, Msg: fmt.Sprintf("a preset must set every key; add %s", orList(missing))}}
 	}
-	return l.apply(&Policy{}, source), nil
+	p := l.apply(&Policy{}, source)
+	p.Preset = name
+	return p, nil
 }
 
 // builtin returns the shared compiled preset; callers must not change it.

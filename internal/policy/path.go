@@ -1,0 +1,208 @@
+package policy
+
+import (
+	"errors"
+	"net/url"
+	"path/filepath"
+	"strings"
+)
+
+// maxDecodeRounds bounds percent-decoding: a path still changing after this
+// many rounds is refused rather than guessed at.
+const maxDecodeRounds = 3
+
+// Errors from ResolvePath. They never quote the path: it is a call's
+// argument, and reasons reach logs.
+var (
+	ErrEmptyPath     = errors.New("empty path")
+	ErrNULInPath     = errors.New("path contains a NUL byte")
+	ErrBackslash     = errors.New(`path contains "\"; some servers read it as a separator, so Weir cannot tell which file it names`)
+	ErrDeepEncoding  = errors.New("path is percent-encoded more than 3 times")
+	ErrAmbiguousPath = errors.New("path names a different directory once percent-decoded; Weir cannot tell which one the server opens")
+	ErrFileURL       = errors.New("file URL is not of the form file:///path")
+	ErrNoHome        = errors.New("path starts with ~ but the home directory is not known")
+	ErrRelativeCwd   = errors.New("path is relative and the working directory is not known")
+)
+
+// ResolvePath turns a raw path argument into the absolute, clean path of
+// the file it names, for `within` checks. It is the one place that does I/O
+// for argument rules; the relay calls it for each argument [Policy.PathArgs]
+// names, before the (pure) decision, and hands the result to
+// [ArgRule.Check].
+//
+// In order:
+//
+//  1. A file: URL ("file:///home/u/x", "file://localhost/x") becomes its
+//     path (URL-decoded once, as URL syntax says); any other host is an
+//     error.
+//  2. The path is percent-decoded until it stops changing, at most three
+//     rounds ("%252e%252e" is ".."); still changing after that is an error.
+//     Both the path as written and the decoded path are resolved (steps
+//     3-5): a server may or may not decode. If they end in different
+//     directories ("%2e%2e/x", "a%2fb") that is an error, so an escape
+//     through either reading is refused; if they differ only in the last
+//     name ("a%20b.txt") the decoded path is returned.
+//  3. "~" and "~/…" are relative to home; "~user" is an ordinary name.
+//     Other relative paths are relative to cwd.
+//  4. filepath.Clean removes "//", "/./" and resolves "..", lexically.
+//  5. Symlinks are resolved on the longest prefix that exists
+//     (filepath.EvalSymlinks), and the rest is appended: a symlink inside
+//     an allowed directory that points outside resolves to the outside
+//     path, however deep the link is and whether or not the file at the end
+//     exists.
+//
+// Refused outright: an empty path, a NUL byte anywhere (also once decoded:
+// C servers stop at it), and, where "\" is not the separator (Unix), any
+// backslash: on Unix "..\..\etc" is one odd file name, but a server that
+// normalises separators reads it as a climb, and Weir cannot know which.
+//
+// Resolution is a snapshot: a file system that changes between the check and
+// the server's open (a symlink swapped in) is not something a proxy can
+// prevent.
+func ResolvePath(raw, home, cwd string) (string, error) {
+	if raw == "" {
+		return "", ErrEmptyPath
+	}
+	if strings.IndexByte(raw, 0) >= 0 {
+		return "", ErrNULInPath
+	}
+	p := raw
+	if len(p) >= 5 && strings.EqualFold(p[:5], "file:") {
+		u, err := url.Parse(p)
+		if err != nil || u.Opaque != "" || u.Path == "" || (u.Host != "" && !strings.EqualFold(u.Host, "localhost")) {
+			return "", ErrFileURL
+		}
+		p = u.Path
+	}
+	decoded := p
+	for round := 0; ; round++ {
+		next := percentDecode(decoded)
+		if next == decoded {
+			break
+		}
+		if round == maxDecodeRounds {
+			return "", ErrDeepEncoding
+		}
+		decoded = next
+	}
+	for _, s := range []string{p, decoded} {
+		if strings.IndexByte(s, 0) >= 0 {
+			return "", ErrNULInPath
+		}
+		if filepath.Separator != '\\' && strings.IndexByte(s, '\\') >= 0 {
+			return "", ErrBackslash
+		}
+		if s == "" {
+			return "", ErrEmptyPath
+		}
+	}
+	asWritten, err := resolveOne(p, home, cwd)
+	if err != nil {
+		return "", err
+	}
+	if decoded == p {
+		return asWritten, nil
+	}
+	asDecoded, err := resolveOne(decoded, home, cwd)
+	if err != nil {
+		return "", err
+	}
+	if filepath.Dir(asWritten) != filepath.Dir(asDecoded) {
+		return "", ErrAmbiguousPath
+	}
+	return asDecoded, nil
+}
+
+// resolveOne is steps 3-5 of ResolvePath for one reading of the path.
+func resolveOne(p, home, cwd string) (string, error) {
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		if home == "" || !filepath.IsAbs(home) {
+			return "", ErrNoHome
+		}
+		p = filepath.Join(home, p[1:])
+	case !filepath.IsAbs(p):
+		if cwd == "" || !filepath.IsAbs(cwd) {
+			return "", ErrRelativeCwd
+		}
+		p = filepath.Join(cwd, p)
+	}
+	return evalExisting(filepath.Clean(p)), nil
+}
+
+// evalExisting resolves the symlinks of the longest prefix of the clean
+// absolute path p that resolves, and appends the rest. A prefix that cannot
+// be resolved for any reason (missing, not a directory, no permission, a
+// loop) is treated as not existing: the server cannot open through it
+// either.
+func evalExisting(p string) string {
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			if rest == "" {
+				return r
+			}
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p { // the root itself did not resolve
+			return filepath.Join(p, rest)
+		}
+		base := filepath.Base(p)
+		if rest == "" {
+			rest = base
+		} else {
+			rest = base + string(filepath.Separator) + rest
+		}
+		p = parent
+	}
+}
+
+// percentDecode decodes every valid %XX escape in s and leaves anything
+// else ("100%", "%zz") as it is: a path is not a URL, and a stray % is an
+// ordinary character in a file name.
+func percentDecode(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// within reports whether the clean absolute path p is dir or lies under it,
+// by whole path components: /home/u/projects2 is not within /home/u/projects.
+func within(p, dir string) bool {
+	if p == dir {
+		return true
+	}
+	if dir == string(filepath.Separator) {
+		return strings.HasPrefix(p, dir)
+	}
+	return len(p) > len(dir) && p[len(dir)] == filepath.Separator && strings.HasPrefix(p, dir)
+}
