@@ -1,0 +1,117 @@
+// Package clients finds, reads and rewrites the MCP configuration files of
+// the MCP clients people use (Claude Desktop, Claude Code, Cursor, VS Code,
+// Windsurf, Gemini CLI, Zed, Kiro, Cline, Continue, Goose, LM Studio,
+// opencode), so that every server a client starts runs behind Weir.
+//
+// # How it fits
+//
+// `weir clients` lists what [Discover] finds. `weir scan` reads each file
+// with [Read] and launches the stdio [Server] entries it holds (Command,
+// Args, Env, Cwd; for a wrapped entry [Server.Inner] is the server behind
+// weir run). `weir wrap` calls [WrapFile], which rewrites each stdio entry to
+// start `weir run --name NAME [--policy FILE] -- COMMAND ARGS...` instead of
+// the server itself; `weir unwrap` calls [UnwrapFile]. `weir run` is what
+// wrapped entries run: it starts the original command as its child and
+// relays its messages, deciding every tool call.
+//
+// A wrapped Claude Desktop entry looks like this:
+//
+//	"notes": {
+//	  "command": "weir",
+//	  "args": ["run", "--name", "notes", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
+//	}
+//
+// # Discovery
+//
+// [Candidates] is the table of known locations for one [Env] (OS, home,
+// %APPDATA%, $XDG_CONFIG_HOME, project directory); [Discover] keeps those
+// that exist. Env is injected, so the macOS and Windows layouts are tested
+// on Linux; [FromOS] fills it in for the running system. [Identify] tells a
+// file named on the command line by its path, or failing that by its
+// content.
+//
+// # Formats
+//
+// Each [Location] has a Format saying where its servers are:
+//
+//   - "mcpServers": {"mcpServers": {NAME: ENTRY}} — Claude Desktop, Claude
+//     Code's project .mcp.json, Cursor, Windsurf (URL key "serverUrl"),
+//     Kiro, Cline (type "stdio", "sse" or "streamableHttp"), LM Studio.
+//   - "claude-code": ~/.claude.json; its top-level mcpServers (user scope)
+//     and projects.<dir>.mcpServers (local scope; [Server.Project] is the
+//     directory). Everything else in that large file is left untouched.
+//   - "gemini": mcpServers; "httpUrl" is Streamable HTTP, "url" SSE.
+//   - "vscode": mcp.json with {"servers": {...}} (user and .vscode/).
+//   - "vscode-settings": settings.json with "mcp": {"servers": {...}}, or
+//     the flat key "mcp.servers"; the rest of the settings stay as they are.
+//   - "zed": settings.json "context_servers"; an entry is {"command": "x",
+//     "args": [...]} or the older {"command": {"path": "x", "args": [...],
+//     "env": {...}}}; entries an extension provides (no command, no url)
+//     are TransportBuiltin.
+//   - "opencode": opencode.json(c) "mcp" (or opencode 2's "mcp.servers"),
+//     entries {"type": "local", "command": ["x", ...], "environment": {...}}
+//     or {"type": "remote", "url": ...}.
+//   - "continue": ~/.continue/config.json
+//     experimental.modelContextProtocolServers, a list of {"transport":
+//     {"type": "stdio", "command", "args"}}; an item's "name", if any, is
+//     its name, else one is derived from the command ("npx -y
+//     @scope/server-x" → "server-x").
+//   - "continue-yaml": ~/.continue/config.yaml mcpServers, a list of {name,
+//     command, args, env}. The per-file blocks in .continue/mcpServers/ are
+//     not discovered (Identify reads one if named).
+//   - "goose": Goose's config.yaml "extensions", entries {type: stdio, cmd,
+//     args, envs} or {type: sse|streamable_http, uri}; builtin and other
+//     in-process extensions are TransportBuiltin.
+//
+// An ENTRY is {"command", "args", "env", "cwd"} for stdio, or {"type":
+// "http"|"sse", "url", "headers"} for HTTP; "type" may be left out.
+// Entries with "disabled": true or "enabled": false are read (and wrapped)
+// like the others, with [Server.Disabled] set. Values are read as written:
+// ${VAR}, ${input:x} and ~ are not expanded.
+//
+// JSON files are read as JSONC: // and /* */ comments and trailing commas
+// are accepted (and kept when rewriting). A syntax error names the file,
+// line and column and says what to fix:
+//
+//	claude_desktop_config.json:4:20: invalid escape "\P" in a string; valid escapes are \" \\ \/ \b \f \n \r \t and \uXXXX; write a backslash as \\ (a Windows path is "C:\\Program Files\\...")
+//
+// A key repeated where servers are read ("mcpServers" twice, or "command"
+// twice in one entry) is an error: clients use the last one, and a scanner
+// that looked at another would be fooled.
+//
+// # Rewriting in place
+//
+// [Wrap] and [Unwrap] edit only the bytes of the command and args values:
+// the new arguments are inserted in front of the existing ones in the
+// array's own layout (one per line in a multi-line array, inline in an
+// inline one), the original command moves into the array with its exact
+// spelling, and an args member is added right after command when there is
+// none. Comments, key order, indentation, CRLF line endings and a byte order
+// mark are kept, and Unwrap(Wrap(x)) is x byte for byte (one exception, see
+// Unwrap). Both re-parse their output and refuse to return a file whose
+// servers read differently from what was intended.
+//
+// YAML files (Goose, Continue) are edited the same way, on spans computed
+// from go.yaml.in/yaml/v3's positions: one "- item" per line lists and
+// [a, b] lists are extended in place. An entry written with anchors,
+// aliases, tags, or multi-line or block scalars in its command or args is
+// refused (reported, left as it is), never guessed at.
+//
+// Server names become `weir run --name` and the server half of policy
+// patterns ("server:tool") and flow sources ("server/tool"); [ValidName]
+// says which are accepted, and entries with other names are refused with a
+// suggestion. HTTP and SSE entries are not rewritten (weir run fronts stdio
+// servers); their [Change] carries the `weir serve --name NAME --upstream
+// URL` command that would front them. The server's headers are not part of
+// that command.
+//
+// # Files, backups and undo
+//
+// [WrapFile] writes PATH.weir-backup-YYYYMMDDTHHMMSSZ first, reads it back
+// to verify it, then replaces the file atomically with the same mode;
+// symbolic links are followed, so the link stays a link. [UnwrapFile]
+// restores the newest backup that wraps to exactly the current bytes, so
+// the file comes back byte for byte; when none does (the file was edited
+// since), it unwraps the entries in place and says so in [Result].Note.
+// Backups are never deleted by Weir.
+package clients

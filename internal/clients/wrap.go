@@ -1,0 +1,638 @@
+package clients
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// WrapOptions says how Wrap rewrites stdio entries.
+type WrapOptions struct {
+	// WeirPath is the command wrapped entries run; "weir" when empty (found
+	// on the client's PATH). Give an absolute path for clients started
+	// from a desktop session, whose PATH is often minimal.
+	WeirPath string
+	// Policy, when set, is passed as `--policy FILE` to every wrapped entry.
+	Policy string
+}
+
+func (o WrapOptions) weir() string {
+	if o.WeirPath == "" {
+		return "weir"
+	}
+	return o.WeirPath
+}
+
+// Actions a Change reports.
+const (
+	ActionWrapped   = "wrapped"   // the entry now runs behind weir run
+	ActionUnchanged = "unchanged" // nothing to do: already wrapped (Wrap), or not wrapped (Unwrap)
+	ActionRefused   = "refused"   // left as it was; Detail says why
+	ActionHTTP      = "http"      // an HTTP or SSE server, left as it was; Detail is the weir serve command that would front it
+	ActionUnwrapped = "unwrapped" // the entry runs its server directly again
+)
+
+// Change is what Wrap or Unwrap did, or declined to do, to one entry.
+type Change struct {
+	Server string // the entry's name
+	Path   string // the entry's JSON pointer (Server.Path)
+	Action string // one of the Action constants
+	Detail string // the new command line, the weir serve command, or why the entry was refused
+}
+
+// edit replaces raw[start:end] with text.
+type edit struct {
+	start, end int
+	text       string
+}
+
+// Wrap rewrites every stdio entry of c to run behind Weir:
+//
+//	"command": "npx", "args": ["-y", "pkg"]
+//
+// becomes
+//
+//	"command": "weir", "args": ["run", "--name", "NAME", "--", "npx", "-y", "pkg"]
+//
+// Only the command value is replaced and the new arguments are inserted in
+// front of the old ones (an args member is added right after command when
+// there is none), in the file's own layout: every other byte, including
+// comments, key order, indentation, line endings and the byte order mark,
+// stays as it was. Env and cwd are kept: they now apply to weir, which passes
+// them on to the server.
+//
+// Entries that already run behind weir run are left alone ("unchanged"), so
+// wrapping twice changes nothing. HTTP and SSE entries are left alone and
+// reported with the `weir serve` command that would front them. Entries whose
+// name ValidName rejects, or that Weir cannot edit safely, are left alone and
+// reported as refused. The returned changes list every server in file order.
+//
+// Wrap checks its own work: it parses the output again and returns an error,
+// not the output, if any server reads differently from what was intended.
+func Wrap(c *Config, opts WrapOptions) (out []byte, changes []Change, err error) {
+	weir := opts.weir()
+	var edits []edit
+	expect := make([]Server, len(c.Servers))
+	copy(expect, c.Servers)
+	for i, s := range c.Servers {
+		ch := Change{Server: s.Name, Path: s.Path}
+		switch {
+		case s.Problem != "" && s.Transport != TransportHTTP && s.Transport != TransportSSE:
+			ch.Action, ch.Detail = ActionRefused, s.Problem
+		case s.Transport == TransportHTTP || s.Transport == TransportSSE:
+			name := s.Name
+			if ValidName(name) != nil {
+				name = SuggestName(name)
+			}
+			ch.Action, ch.Detail = ActionHTTP, shellJoin([]string{"weir", "serve", "--name", name, "--upstream", s.URL})
+		case s.Transport == TransportBuiltin:
+			ch.Action, ch.Detail = ActionRefused, "provided by the client itself (or one of its extensions); there is no command for Weir to run"
+		case s.Transport != TransportStdio:
+			ch.Action, ch.Detail = ActionRefused, "not a stdio server"
+		case s.Wrapped:
+			ch.Action, ch.Detail = ActionUnchanged, "already runs behind weir run"
+		default:
+			if err := ValidName(s.Name); err != nil {
+				ch.Action, ch.Detail = ActionRefused, err.Error()
+				break
+			}
+			prefix := []string{"run", "--name", s.Name}
+			if opts.Policy != "" {
+				prefix = append(prefix, "--policy", opts.Policy)
+			}
+			prefix = append(prefix, "--")
+			es, why := c.wrapEdits(c.entries[i], weir, prefix)
+			if why != "" {
+				ch.Action, ch.Detail = ActionRefused, why
+				break
+			}
+			edits = append(edits, es...)
+			args := append(append(append([]string(nil), prefix...), s.Command), s.Args...)
+			expect[i].Command, expect[i].Args, expect[i].Wrapped = weir, args, true
+			ch.Action, ch.Detail = ActionWrapped, shellJoin(append([]string{weir}, args...))
+		}
+		changes = append(changes, ch)
+	}
+	out, err = c.apply(edits, expect)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, changes, nil
+}
+
+// Unwrap restores every entry that runs behind `weir run` to run its server
+// directly: the command and arguments after `weir run [flags] --` go back
+// into the command and args values, in place, and every other byte stays as
+// it was. For a file Wrap produced, Unwrap gives back the original bytes,
+// with one exception: an "args": [] member placed right after "command" in
+// exactly the layout Wrap uses for a member it inserts is taken for one and
+// removed (both mean "no arguments" to every client). UnwrapFile restores
+// from the backup and has no such exception.
+func Unwrap(c *Config) (out []byte, changes []Change, err error) {
+	var edits []edit
+	expect := make([]Server, len(c.Servers))
+	copy(expect, c.Servers)
+	for i, s := range c.Servers {
+		ch := Change{Server: s.Name, Path: s.Path}
+		if !s.Wrapped {
+			ch.Action, ch.Detail = ActionUnchanged, "does not run behind weir run"
+			changes = append(changes, ch)
+			continue
+		}
+		cmd, args, ok := s.Inner()
+		var got []edit
+		why := "the weir run arguments name no server command"
+		if ok {
+			got, why = c.unwrapEdits(c.entries[i])
+		}
+		if why != "" {
+			ch.Action, ch.Detail = ActionRefused, why
+		} else {
+			edits = append(edits, got...)
+			expect[i].Command, expect[i].Args, expect[i].Wrapped = cmd, args, isWrapped(cmd, args)
+			if len(args) == 0 {
+				expect[i].Args = nil
+			}
+			ch.Action, ch.Detail = ActionUnwrapped, shellJoin(append([]string{cmd}, args...))
+		}
+		changes = append(changes, ch)
+	}
+	out, err = c.apply(edits, expect)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, changes, nil
+}
+
+// apply applies edits to the raw bytes and checks that the result parses to
+// the expected servers.
+func (c *Config) apply(edits []edit, expect []Server) ([]byte, error) {
+	if len(edits) == 0 {
+		return bytes.Clone(c.raw), nil
+	}
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	var b bytes.Buffer
+	b.Grow(len(c.raw) + 256*len(edits))
+	last := 0
+	for _, e := range edits {
+		if e.start < last || e.end < e.start || e.end > len(c.raw) {
+			return nil, fmt.Errorf("%s: internal error: overlapping edits at byte %d", c.Location.Path, e.start)
+		}
+		b.Write(c.raw[last:e.start])
+		b.WriteString(e.text)
+		last = e.end
+	}
+	b.Write(c.raw[last:])
+	out := b.Bytes()
+
+	c2, err := Parse(c.Location, out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: internal error: the rewritten file does not parse (%v); the file was not changed", c.Location.Path, err)
+	}
+	if len(c2.Servers) != len(expect) {
+		return nil, fmt.Errorf("%s: internal error: the rewritten file has %d servers, want %d; the file was not changed", c.Location.Path, len(c2.Servers), len(expect))
+	}
+	for i := range expect {
+		want, got := normal(expect[i]), normal(c2.Servers[i])
+		if !reflect.DeepEqual(want, got) {
+			return nil, fmt.Errorf("%s: internal error: server %q reads differently after the rewrite (got %+v, want %+v); the file was not changed", c.Location.Path, want.Name, got, want)
+		}
+	}
+	return out, nil
+}
+
+func normal(s Server) Server {
+	if len(s.Args) == 0 {
+		s.Args = nil
+	}
+	return s
+}
+
+// canEdit says why n cannot be edited in place, or "".
+func (c *Config) canEdit(n *node, what string) string {
+	if c.syntax == syntaxYAML && (!n.editable || n.problem != "") {
+		if n.problem != "" {
+			return what + " " + n.problem
+		}
+		return what + " is written in a YAML style Weir does not rewrite (multi-line or block scalar); edit it by hand"
+	}
+	return ""
+}
+
+// enc encodes a string in the file's syntax.
+func (c *Config) enc(s string) string {
+	if c.syntax == syntaxYAML {
+		return quoteYAML(s)
+	}
+	return quoteJSON(s)
+}
+
+// move returns the text of scalar n for use in another place of the file:
+// its raw bytes when they mean the same there, else a fresh encoding.
+func (c *Config) move(n *node, intoFlow bool) string {
+	raw := string(c.raw[n.start:n.end])
+	if c.syntax == syntaxJSON || raw == "" {
+		return raw
+	}
+	if raw[0] == '"' || raw[0] == '\'' {
+		return raw
+	}
+	if intoFlow && (strings.ContainsAny(raw, ",[]{}") || strings.Contains(raw, ": ") || strings.Contains(raw, " #")) {
+		return c.enc(n.str)
+	}
+	return raw
+}
+
+var sepRE = regexp.MustCompile(`^[ \t\r\n]*,[ \t\r\n]*$`)
+
+// arraySep returns what goes between two elements inserted into array a, in
+// the array's own layout.
+func (c *Config) arraySep(a *node) (string, string) {
+	raw := c.raw
+	first := a.elems[0]
+	if c.syntax == syntaxYAML && !a.flow {
+		ls := lineStart(raw, first.start)
+		prefix := string(raw[ls:first.start])
+		if !blockItemRE.MatchString(prefix) || ls == 0 {
+			return "", "the args list is laid out in a way Weir does not rewrite (one \"- item\" per line expected); edit it by hand"
+		}
+		return lineBreakBefore(raw, ls) + prefix, ""
+	}
+	if len(a.elems) >= 2 {
+		if between := string(raw[first.end:a.elems[1].start]); sepRE.MatchString(between) {
+			return between, ""
+		}
+	}
+	ws := first.start
+	for ws > a.start+1 && isSpace(raw[ws-1]) {
+		ws--
+	}
+	if run := string(raw[ws:first.start]); strings.ContainsAny(run, "\r\n") {
+		return "," + run, ""
+	}
+	return ", ", ""
+}
+
+var blockItemRE = regexp.MustCompile(`^ *- +$`)
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// lineStart returns the offset of the start of the line holding off.
+func lineStart(raw []byte, off int) int {
+	for off > 0 && raw[off-1] != '\n' && raw[off-1] != '\r' {
+		off--
+	}
+	return off
+}
+
+// lineBreakBefore returns the line break that ends just before offset ls.
+func lineBreakBefore(raw []byte, ls int) string {
+	if ls >= 2 && raw[ls-2] == '\r' && raw[ls-1] == '\n' {
+		return "\r\n"
+	}
+	if ls >= 1 {
+		return string(raw[ls-1 : ls])
+	}
+	return "\n"
+}
+
+// lineBreakAfter returns the line break that ends the line holding off, or
+// the file's first line break, or "\n".
+func lineBreakAfter(raw []byte, off int) string {
+	for _, from := range []int{off, 0} {
+		for i := from; i < len(raw); i++ {
+			if raw[i] == '\n' {
+				return "\n"
+			}
+			if raw[i] == '\r' {
+				if i+1 < len(raw) && raw[i+1] == '\n' {
+					return "\r\n"
+				}
+				return "\r"
+			}
+		}
+	}
+	return "\n"
+}
+
+// memberLayout returns the whitespace before the command key and the
+// key/value separator, which an inserted args member copies.
+func (c *Config) memberLayout(e entry) (lead, colon string) {
+	raw := c.raw
+	k := e.cmd.keyStart
+	ws := k
+	for ws > 0 && isSpace(raw[ws-1]) {
+		ws--
+	}
+	lead = string(raw[ws:k])
+	colon = string(raw[e.cmd.keyEnd:e.cmd.val.start])
+	if c.syntax == syntaxYAML {
+		if !yamlColonRE.MatchString(colon) {
+			colon = ": "
+		}
+		if !e.obj.flow {
+			ls := lineStart(raw, k)
+			lead = lineBreakAfter(raw, e.cmd.val.end) + strings.Repeat(" ", k-ls)
+		}
+		return lead, colon
+	}
+	if !jsonColonRE.MatchString(colon) {
+		colon = ": "
+	}
+	if lead == "" && colon != ":" {
+		lead = " " // {"command": "x"} → {"command": "weir", "args": [...]}
+	}
+	return lead, colon
+}
+
+var (
+	jsonColonRE = regexp.MustCompile(`^[ \t]*:[ \t]*$`)
+	yamlColonRE = regexp.MustCompile(`^:[ ]+$`)
+	yamlLeadRE  = regexp.MustCompile(`^[ -]*$`)
+)
+
+// insertedArgs returns the text of an args member inserted after the
+// command value.
+func (c *Config) insertedArgs(e entry, items []string) (string, string) {
+	lead, colon := c.memberLayout(e)
+	if c.syntax == syntaxYAML {
+		if !e.obj.flow {
+			ls := lineStart(c.raw, e.cmd.keyStart)
+			if !yamlLeadRE.Match(c.raw[ls:e.cmd.keyStart]) {
+				return "", "the entry is laid out in a way Weir does not rewrite; edit it by hand"
+			}
+			return lead + "args" + colon + "[" + strings.Join(items, ", ") + "]", ""
+		}
+		return ", args" + colon + "[" + strings.Join(items, ", ") + "]", ""
+	}
+	isep := ", "
+	if colon == ":" {
+		isep = ","
+	}
+	return "," + lead + `"args"` + colon + "[" + strings.Join(items, isep) + "]", ""
+}
+
+// wrapEdits returns the edits that put one stdio entry behind weir run, or
+// why it cannot be done.
+func (c *Config) wrapEdits(e entry, weir string, prefix []string) ([]edit, string) {
+	items := make([]string, len(prefix))
+	for i, p := range prefix {
+		items[i] = c.enc(p)
+	}
+	switch e.form {
+	case formArray:
+		a := e.cmd.val
+		if why := c.canEditList(a, "command"); why != "" {
+			return nil, why
+		}
+		sep, why := c.arraySep(a)
+		if why != "" {
+			return nil, why
+		}
+		text := c.enc(weir) + sep + strings.Join(items, sep) + sep
+		return []edit{{a.elems[0].start, a.elems[0].start, text}}, ""
+	case formSplit:
+		cmd := e.cmd.val
+		if why := c.canEdit(cmd, "the command"); why != "" {
+			return nil, why
+		}
+		edits := []edit{{cmd.start, cmd.end, c.enc(weir)}}
+		if e.args == nil || e.args.val.kind == kNull {
+			intoFlow := c.syntax == syntaxYAML
+			all := append(items, c.move(cmd, intoFlow))
+			if e.args != nil { // "args": null
+				v := e.args.val
+				if why := c.canEdit(v, "args"); why != "" && c.syntax == syntaxYAML {
+					return nil, why
+				}
+				isep := ", "
+				return append(edits, edit{v.start, v.end, "[" + strings.Join(all, isep) + "]"}), ""
+			}
+			text, why := c.insertedArgs(e, all)
+			if why != "" {
+				return nil, why
+			}
+			return append(edits, edit{cmd.end, cmd.end, text}), ""
+		}
+		a := e.args.val
+		if a.kind != kArray {
+			return nil, fmt.Sprintf("\"args\" is %s; want a list of strings", a.kind)
+		}
+		if len(a.elems) == 0 {
+			if a.start >= len(c.raw) || c.raw[a.start] != '[' {
+				return nil, "the args list is written in a way Weir does not rewrite; edit it by hand"
+			}
+			isep := ", "
+			if c.syntax == syntaxJSON {
+				if _, colon := c.memberLayout(e); colon == ":" {
+					isep = ","
+				}
+			}
+			all := append(items, c.move(cmd, true))
+			return append(edits, edit{a.start + 1, a.start + 1, strings.Join(all, isep)}), ""
+		}
+		if why := c.canEditList(a, "args"); why != "" {
+			return nil, why
+		}
+		sep, why := c.arraySep(a)
+		if why != "" {
+			return nil, why
+		}
+		intoFlow := c.syntax == syntaxYAML && a.flow
+		text := strings.Join(items, sep) + sep + c.move(cmd, intoFlow) + sep
+		return append(edits, edit{a.elems[0].start, a.elems[0].start, text}), ""
+	}
+	return nil, "the entry has no command to wrap"
+}
+
+// canEditList says why the elements of list a cannot be edited, or "".
+func (c *Config) canEditList(a *node, what string) string {
+	if a.kind != kArray || len(a.elems) == 0 {
+		return fmt.Sprintf("%q is not a non-empty list", what)
+	}
+	if c.syntax == syntaxYAML && a.problem != "" {
+		return what + " " + a.problem
+	}
+	for _, el := range a.elems {
+		if el.kind != kString {
+			return fmt.Sprintf("%q holds values that are not strings", what)
+		}
+		if why := c.canEdit(el, what); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// unwrapEdits returns the edits that make a wrapped entry run its server
+// directly again, or why that cannot be done.
+func (c *Config) unwrapEdits(e entry) ([]edit, string) {
+	switch e.form {
+	case formArray:
+		a := e.cmd.val
+		if why := c.canEditList(a, "command"); why != "" {
+			return nil, why
+		}
+		k, _, _, ok := parseRun(stringsOf(a)[1:])
+		if !ok {
+			return nil, "the weir run arguments name no server command"
+		}
+		return []edit{{a.elems[0].start, a.elems[k+1].start, ""}}, ""
+	case formSplit:
+		cmd := e.cmd.val
+		if why := c.canEdit(cmd, "the command"); why != "" {
+			return nil, why
+		}
+		a := e.args.val
+		if why := c.canEditList(a, "args"); why != "" {
+			return nil, why
+		}
+		k, _, _, ok := parseRun(stringsOf(a))
+		if !ok {
+			return nil, "the weir run arguments name no server command"
+		}
+		el := a.elems[k]
+		edits := []edit{{cmd.start, cmd.end, c.move(el, c.syntax == syntaxYAML && e.obj.flow)}}
+		first := a.elems[0].start
+		switch {
+		case k+1 < len(a.elems):
+			return append(edits, edit{first, a.elems[k+1].start, ""}), ""
+		case c.wasInserted(e, k):
+			return append(edits, edit{cmd.end, c.listEnd(a, k), ""}), ""
+		case c.syntax == syntaxJSON || a.flow:
+			return append(edits, edit{first, el.end, ""}), ""
+		default: // a YAML block list left with no items
+			return append(edits, edit{a.start, el.end, "[]"}), ""
+		}
+	}
+	return nil, "the entry has no command to unwrap"
+}
+
+// listEnd returns the offset just past the closing bracket of flow list a
+// whose last element is a.elems[k], or -1.
+func (c *Config) listEnd(a *node, k int) int {
+	if c.syntax == syntaxJSON {
+		return a.end
+	}
+	end := a.elems[k].end
+	if end < len(c.raw) && c.raw[end] == ']' {
+		return end + 1
+	}
+	return -1
+}
+
+// wasInserted reports whether the args member of e is laid out exactly as
+// Wrap inserts one: right after the command value, in the entry's own
+// member layout, holding nothing but the weir run arguments and the command.
+func (c *Config) wasInserted(e entry, k int) bool {
+	a := e.args.val
+	raw := c.raw
+	if a.start < e.cmd.val.end || e.args.keyStart < e.cmd.val.end || (c.syntax == syntaxYAML && !a.flow) {
+		return false
+	}
+	end := c.listEnd(a, k)
+	if end < 0 || a.start+1 != a.elems[0].start || a.elems[k].end+1 != end || raw[a.start] != '[' {
+		return false
+	}
+	lead, colon := c.memberLayout(e)
+	var wantKey string
+	switch {
+	case c.syntax == syntaxJSON:
+		lead, wantKey = ","+lead, `"args"`
+	case e.obj.flow:
+		lead, wantKey = ", ", "args"
+	default:
+		wantKey = "args"
+	}
+	return string(raw[e.cmd.val.end:e.args.keyStart]) == lead &&
+		string(raw[e.args.keyStart:e.args.keyEnd]) == wantKey &&
+		string(raw[e.args.keyEnd:a.start]) == colon
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ValidName reports whether name can be a Weir server name (`weir run
+// --name`): 1 to 64 ASCII letters, digits, '.', '_' and '-', starting with a
+// letter or digit. The name is the server half of policy patterns
+// ("server:tool") and of flow sources ("server/tool"), so ':' and '/' (and
+// glob wildcards, spaces and other punctuation) cannot be part of it. The
+// error says what is wrong and suggests a name that would do.
+func ValidName(name string) error {
+	if nameRE.MatchString(name) {
+		return nil
+	}
+	var why string
+	switch {
+	case name == "":
+		why = "it is empty"
+	case strings.Contains(name, ":"):
+		why = "it contains ':', which separates server from tool in policy patterns (server:tool)"
+	case strings.Contains(name, "/"):
+		why = "it contains '/', which separates server from tool in flow sources (server/tool)"
+	case strings.ContainsFunc(name, unicode.IsSpace):
+		why = "it contains a space"
+	case strings.ContainsAny(name, `*?\[]`):
+		why = "it contains a wildcard or escape character of policy patterns (* ? \\ [ ])"
+	case len(name) > 64:
+		why = "it is longer than 64 characters"
+	case !isAlnum(rune(name[0])):
+		why = fmt.Sprintf("it starts with %q, not a letter or digit", []rune(name)[0])
+	default:
+		for _, r := range name {
+			if !isAlnum(r) && r != '.' && r != '_' && r != '-' {
+				why = fmt.Sprintf("it contains %q", r)
+				break
+			}
+		}
+	}
+	return fmt.Errorf("server name %q cannot be used with weir run --name: %s; a name is 1 to 64 letters, digits, '.', '_' and '-', starting with a letter or digit. Rename the entry (e.g. to %q) and run weir wrap again", name, why, SuggestName(name))
+}
+
+func isAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
+// SuggestName turns any string into a valid server name: runs of other
+// characters become '-', leading and trailing punctuation goes, and the
+// result is cut to 64 characters ("server" when nothing is left).
+func SuggestName(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range name {
+		if isAlnum(r) || r == '.' || r == '_' || r == '-' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	s := strings.Trim(b.String(), "-._")
+	if len(s) > 64 {
+		s = strings.TrimRight(s[:64], "-._")
+	}
+	if s == "" {
+		return "server"
+	}
+	return s
+}
+
+// shellJoin renders a command line for people to read and paste into a
+// POSIX shell: arguments that need it are single-quoted.
+func shellJoin(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(isAlnum(r) || strings.ContainsRune("-_./:=@%+,", r))
+		}) < 0 {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}
