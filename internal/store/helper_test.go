@@ -80,6 +80,10 @@ func runHelper(mode string) error {
 		return s.Close()
 	case "append":
 		return helperAppend()
+	case "migrate":
+		return helperMigrate()
+	case "take":
+		return helperTake()
 	}
 	return fmt.Errorf("unknown helper mode %q", mode)
 }
@@ -97,17 +101,8 @@ func helperAppend() error {
 	}
 	defer s.Close()
 	// Wait for the starting gun, so all writers overlap.
-	if gun := os.Getenv("WEIR_TEST_GO"); gun != "" {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if _, err := os.Stat(gun); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("no start signal at %s", gun)
-			}
-			time.Sleep(time.Millisecond)
-		}
+	if err := awaitGun(); err != nil {
+		return err
 	}
 	mirrors := map[string]*flow.Session{"A": {}, "B": {}}
 	for i := range n {
@@ -127,6 +122,9 @@ func helperAppend() error {
 		if got := m.PrintSources(nil, o.Prints[0]); len(got) != 1 {
 			return fmt.Errorf("own print of row %d found in %d sources", seq, len(got))
 		}
+		if got := m.IdentSources(nil, o.Idents[0]); len(got) != 1 {
+			return fmt.Errorf("own ident of row %d found in %d sources", seq, len(got))
+		}
 		// A proxy appends after each tool result, not in a tight loop;
 		// pausing lets the other writers in between.
 		time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond)
@@ -134,9 +132,34 @@ func helperAppend() error {
 	return nil
 }
 
+// awaitGun waits for the file WEIR_TEST_GO to appear, when it is set, so
+// that all helpers start their work at once. When WEIR_TEST_READY is set
+// too, it first creates that file, to say this helper is ready.
+func awaitGun() error {
+	gun := os.Getenv("WEIR_TEST_GO")
+	if gun == "" {
+		return nil
+	}
+	if ready := os.Getenv("WEIR_TEST_READY"); ready != "" {
+		if err := os.WriteFile(ready, nil, 0o600); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(gun); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no start signal at %s", gun)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
 // testObservation is row i of writer id in session sess. Its tool names all
-// three, and its prints and digests carry the session in their top byte so
-// a row in the wrong mirror is visible.
+// three, and its prints, digests and idents carry the session in their top
+// byte so a row in the wrong mirror is visible.
 func testObservation(sess, id string, i int) *flow.Observation {
 	top := uint64(sess[0]) << 56
 	w, _ := strconv.Atoi(id)
@@ -147,6 +170,7 @@ func testObservation(sess, id string, i int) *flow.Observation {
 		At:      time.Now().UnixMilli(),
 		Prints:  []uint64{base | 1, base | 2, base | 3},
 		Digests: []uint64{base | 4},
+		Idents:  []uint64{base | 5},
 	}
 }
 

@@ -30,6 +30,12 @@ type SQLite struct {
 	touch  *sql.Stmt // a session's last_seen
 	sync   *sql.Stmt // one session's rows above a watermark
 
+	// Take's statements, over one (session, key)'s rate events.
+	rateExpire *sql.Stmt // delete the events that left the window
+	rateCount  *sql.Stmt // count the events in the window
+	rateRecord *sql.Stmt // record one event
+	rateOldest *sql.Stmt // the event whose leaving makes room
+
 	// now is the clock for sessions.last_seen; tests replace it.
 	now func() time.Time
 }
@@ -37,6 +43,7 @@ type SQLite struct {
 var _ interface {
 	Append(context.Context, string, *flow.Observation) (int64, error)
 	Sync(context.Context, string, *flow.Session) error
+	Take(ctx context.Context, session, key string, n int, per time.Duration, now time.Time) (bool, time.Duration, error)
 } = (*SQLite)(nil)
 
 // migrations bring the schema from version i to i+1, in order. Never edit
@@ -57,17 +64,38 @@ var migrations = []string{
 		session   TEXT    PRIMARY KEY,
 		last_seen INTEGER NOT NULL
 	) WITHOUT ROWID;`,
+
+	// 2: identifier digests on observations (NULL in rows from version 1,
+	// which read as none), and rate-limit events, one row per call a rate
+	// limit let through. ADD COLUMN rewrites no rows, so migrating a large
+	// store is instant, and a proxy of the previous version still running
+	// keeps working: its statements name their columns.
+	`ALTER TABLE observations ADD COLUMN idents BLOB;
+	CREATE TABLE rate_events (
+		session TEXT    NOT NULL,
+		key     TEXT    NOT NULL,
+		at      INTEGER NOT NULL
+	);
+	CREATE INDEX rate_events_session_key_at ON rate_events (session, key, at);`,
 }
 
-// The statements Append and Sync run; syncQuery is also checked by a test
-// with EXPLAIN QUERY PLAN.
+// The statements Append, Sync and Take run; syncQuery and the rate queries
+// are also checked by a test with EXPLAIN QUERY PLAN.
 const (
-	insertQuery = `INSERT INTO observations (session, at, tool, labels, prints, digests) VALUES (?, ?, ?, ?, ?, ?)`
+	insertQuery = `INSERT INTO observations (session, at, tool, labels, prints, digests, idents) VALUES (?, ?, ?, ?, ?, ?, ?)`
 	touchQuery  = `INSERT INTO sessions (session, last_seen) VALUES (?1, ?2)
 		ON CONFLICT (session) DO UPDATE SET last_seen = excluded.last_seen
 		WHERE last_seen < excluded.last_seen - 60000`
-	syncQuery = `SELECT seq, at, tool, labels, prints, digests FROM observations
+	syncQuery = `SELECT seq, at, tool, labels, prints, digests, idents FROM observations
 		WHERE session = ? AND seq > ? ORDER BY seq`
+
+	// The window of a Take at now is every event after now-per: see Take
+	// for why it has no upper end.
+	rateExpireQuery = `DELETE FROM rate_events WHERE session = ? AND key = ? AND at <= ?`
+	rateCountQuery  = `SELECT count(*) FROM rate_events WHERE session = ? AND key = ? AND at > ?`
+	rateRecordQuery = `INSERT INTO rate_events (session, key, at) VALUES (?, ?, ?)`
+	rateOldestQuery = `SELECT at FROM rate_events WHERE session = ? AND key = ? AND at > ?
+		ORDER BY at LIMIT 1 OFFSET ?`
 )
 
 // OpenSQLite opens the state store at path, creating it if absent, and brings
@@ -126,7 +154,11 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	for _, p := range []struct {
 		stmt  **sql.Stmt
 		query string
-	}{{&s.insert, insertQuery}, {&s.touch, touchQuery}, {&s.sync, syncQuery}} {
+	}{
+		{&s.insert, insertQuery}, {&s.touch, touchQuery}, {&s.sync, syncQuery},
+		{&s.rateExpire, rateExpireQuery}, {&s.rateCount, rateCountQuery},
+		{&s.rateRecord, rateRecordQuery}, {&s.rateOldest, rateOldestQuery},
+	} {
 		if *p.stmt, err = db.PrepareContext(ctx, p.query); err != nil {
 			db.Close()
 			return nil, openError(path, err)
@@ -274,7 +306,7 @@ func (s *SQLite) Append(ctx context.Context, session string, o *flow.Observation
 	}
 	defer tx.Rollback()
 	res, err := tx.StmtContext(ctx, s.insert).ExecContext(ctx,
-		session, o.At, o.Tool, int64(o.Labels), packHashes(o.Prints), packHashes(o.Digests))
+		session, o.At, o.Tool, int64(o.Labels), packHashes(o.Prints), packHashes(o.Digests), packHashes(o.Idents))
 	if err != nil {
 		return 0, fmt.Errorf("state store %s: append: %w", s.path, err)
 	}
@@ -308,12 +340,12 @@ func (s *SQLite) pull(ctx context.Context, session string, after int64, apply fu
 	}
 	defer rows.Close()
 	var (
-		o               flow.Observation
-		seq, labels     int64
-		prints, digests sql.RawBytes
+		o                       flow.Observation
+		seq, labels             int64
+		prints, digests, idents sql.RawBytes
 	)
 	for rows.Next() {
-		if err := rows.Scan(&seq, &o.At, &o.Tool, &labels, &prints, &digests); err != nil {
+		if err := rows.Scan(&seq, &o.At, &o.Tool, &labels, &prints, &digests, &idents); err != nil {
 			return fmt.Errorf("state store %s: sync: %w", s.path, err)
 		}
 		if labels < 0 || labels > 0xff {
@@ -326,6 +358,9 @@ func (s *SQLite) pull(ctx context.Context, session string, after int64, apply fu
 		if o.Digests, err = unpackHashes(digests); err != nil {
 			return fmt.Errorf("state store %s: sync: row %d digests: %w", s.path, seq, err)
 		}
+		if o.Idents, err = unpackHashes(idents); err != nil {
+			return fmt.Errorf("state store %s: sync: row %d idents: %w", s.path, seq, err)
+		}
 		apply(seq, &o)
 	}
 	if err := rows.Err(); err != nil {
@@ -334,10 +369,82 @@ func (s *SQLite) pull(ctx context.Context, session string, after int64, apply fu
 	return nil
 }
 
-// Prune drops every session whose last append was before olderThan, with all
-// its rows, and returns how many sessions it dropped. A session's last append
-// is recorded to within a minute (Append skips the write when the recorded
-// time is fresher than that). A proxy still serving a pruned session keeps
+// Take records one call against the rate limit key of session and reports
+// whether it is within n calls per per: a sliding window over the last per,
+// counted exactly, not approximated by a token bucket. The proxies of a
+// session share the limit: one IMMEDIATE transaction counts the key's events
+// in the window and, when there are fewer than n, records one at now, so two
+// processes can never both take the last place. When the limit is reached
+// Take records nothing and returns ok false with retryAfter, how long after
+// now the oldest counted event leaves the window and makes room (after a limit
+// was lowered, when enough of the oldest have left to make room).
+//
+// The window of a call at now is (now-per, now], in whole milliseconds, with
+// one refinement: events stamped after now count too. Callers read the clock
+// before Take waits for the write lock, so a proxy that read it later can
+// commit first; counting its call stops a call that waited from slipping in
+// under one that overtook it. Calls are counted at the time their caller
+// passed, so a wait for the lock (normally well under a millisecond) is the
+// only slack in the count. Take also deletes the key's events at or before
+// now-per, which have left the window: a key never holds many more than n
+// events, and a Take's work is bounded by n.
+//
+// session and key are stored as given: key names the limit (the policy rule
+// id), never a value from a call. A call Take lets through counts as activity
+// of the session for Prune, which drops a pruned session's rate events too.
+// n must be at least 1 and per a positive whole number of milliseconds.
+func (s *SQLite) Take(ctx context.Context, session, key string, n int, per time.Duration, now time.Time) (ok bool, retryAfter time.Duration, err error) {
+	switch {
+	case session == "":
+		return false, 0, fmt.Errorf("state store %s: take: empty session key", s.path)
+	case key == "":
+		return false, 0, fmt.Errorf("state store %s: take: empty rate limit key", s.path)
+	case n < 1:
+		return false, 0, fmt.Errorf("state store %s: take %s: a limit of %d calls; it must be at least 1", s.path, key, n)
+	case per < time.Millisecond || per%time.Millisecond != 0:
+		return false, 0, fmt.Errorf("state store %s: take %s: a window of %v; it must be a positive whole number of milliseconds", s.path, key, per)
+	}
+	at := now.UnixMilli()
+	from := at - per.Milliseconds()   // the window holds the events after from
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
+	if err != nil {
+		return false, 0, fmt.Errorf("state store %s: take: %w", s.path, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.StmtContext(ctx, s.rateExpire).ExecContext(ctx, session, key, from); err != nil {
+		return false, 0, fmt.Errorf("state store %s: take: %w", s.path, err)
+	}
+	var count int
+	if err := tx.StmtContext(ctx, s.rateCount).QueryRowContext(ctx, session, key, from).Scan(&count); err != nil {
+		return false, 0, fmt.Errorf("state store %s: take: %w", s.path, err)
+	}
+	if count < n {
+		if _, err := tx.StmtContext(ctx, s.rateRecord).ExecContext(ctx, session, key, at); err != nil {
+			return false, 0, fmt.Errorf("state store %s: take: %w", s.path, err)
+		}
+		if _, err := tx.StmtContext(ctx, s.touch).ExecContext(ctx, session, s.now().UnixMilli()); err != nil {
+			return false, 0, fmt.Errorf("state store %s: take: %w", s.path, err)
+		}
+		ok = true
+	} else {
+		// Room is made when the events older than the n-1 newest have
+		// left: when count == n, when the oldest has.
+		var oldest int64
+		if err := tx.StmtContext(ctx, s.rateOldest).QueryRowContext(ctx, session, key, from, count-n).Scan(&oldest); err != nil {
+			return false, 0, fmt.Errorf("state store %s: take: %w", s.path, err)
+		}
+		retryAfter = time.Duration(oldest-from) * time.Millisecond
+	}
+	if err := tx.Commit(); err != nil {
+		return false, 0, fmt.Errorf("state store %s: take: %w", s.path, err)
+	}
+	return ok, retryAfter, nil
+}
+
+// Prune drops every session whose last append or take was before olderThan,
+// with all its observations and rate events, and returns how many sessions it
+// dropped. A session's last append or take is recorded to within a minute
+// (they skip the write when the recorded time is fresher than that). A proxy still serving a pruned session keeps
 // its mirror; a new proxy of that session starts empty, so choose olderThan
 // well beyond any live session's idle time (hours, not minutes).
 func (s *SQLite) Prune(ctx context.Context, olderThan time.Time) (int, error) {
@@ -347,9 +454,13 @@ func (s *SQLite) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM observations WHERE session IN
-		(SELECT session FROM sessions WHERE last_seen < ?)`, cutoff); err != nil {
-		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
+	for _, q := range []string{
+		`DELETE FROM observations WHERE session IN (SELECT session FROM sessions WHERE last_seen < ?)`,
+		`DELETE FROM rate_events WHERE session IN (SELECT session FROM sessions WHERE last_seen < ?)`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, cutoff); err != nil {
+			return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
+		}
 	}
 	res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE last_seen < ?`, cutoff)
 	if err != nil {

@@ -34,9 +34,9 @@ func TestAppendSync(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t)
 	obs := []*flow.Observation{
-		{Tool: "notes/read_note", Labels: flow.Private, At: 1000, Prints: []uint64{1, 2, 1 << 63}, Digests: []uint64{7}},
-		{Tool: "web/fetch", Labels: flow.Untrusted | flow.Sink, At: 2000},
-		{Tool: "files/read_file", Labels: flow.Private, At: 3000, Prints: []uint64{2, 3}},
+		{Tool: "notes/read_note", Labels: flow.Private, At: 1000, Prints: []uint64{1, 2, 1 << 63}, Digests: []uint64{7}, Idents: []uint64{11, 1 << 63}},
+		{Tool: "web/fetch", Labels: flow.Untrusted | flow.Sink, At: 2000, Idents: []uint64{12}},
+		{Tool: "files/read_file", Labels: flow.Private, At: 3000, Prints: []uint64{2, 3}, Idents: []uint64{11}},
 	}
 	var seqs []int64
 	for _, o := range obs {
@@ -77,6 +77,29 @@ func TestAppendSync(t *testing.T) {
 	}
 	if got := m.PrintSources(nil, 99); len(got) != 0 {
 		t.Errorf("session B's print is in A's mirror")
+	}
+	// Idents are their own index: a value that is also a print or a digest
+	// elsewhere is found only where it was an ident.
+	for h, want := range map[uint64][]int32{11: {0, 2}, 12: {1}, 1 << 63: {0}, 7: nil, 2: nil, 13: nil} {
+		if got := m.IdentSources(nil, h); !slices.Equal(got, want) {
+			t.Errorf("ident %d sources %v, want %v", h, got, want)
+		}
+	}
+	if got := m.DigestSources(nil, 11); len(got) != 0 {
+		t.Errorf("ident 11 found as a digest in %v", got)
+	}
+	// Each row's blobs went to their own columns, packed.
+	var prints, digests, idents []byte
+	if err := s.db.QueryRow(`SELECT prints, digests, idents FROM observations WHERE seq = ?`, seqs[0]).Scan(&prints, &digests, &idents); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(prints, packHashes(obs[0].Prints)) || !bytes.Equal(digests, packHashes(obs[0].Digests)) || !bytes.Equal(idents, packHashes(obs[0].Idents)) {
+		t.Errorf("row %d stored prints %x, digests %x, idents %x", seqs[0], prints, digests, idents)
+	}
+	// None is NULL, as in the rows of a store migrated from version 1.
+	var null bool
+	if err := s.db.QueryRow(`SELECT idents IS NULL FROM observations WHERE session = 'B'`).Scan(&null); err != nil || !null {
+		t.Errorf("row without idents: idents IS NULL = %v, %v", null, err)
 	}
 
 	// A second sync with nothing new changes nothing; a new row arrives.
