@@ -657,6 +657,17 @@ func parseRun(args []string) (k int, name, policy string, ok bool) {
 // deriveName names a list entry that has no name, from its command: the
 // package or script it runs ("npx -y @scope/server-x@1" → "server-x").
 func deriveName(command string, args []string) string {
+	if isWrapped(command, args) {
+		// Keep the name a wrapped entry was given, so that it reads the
+		// same before and after weir wrap.
+		k, name, _, ok := parseRun(args)
+		if name != "" {
+			return SuggestName(name)
+		}
+		if ok {
+			return deriveName(args[k], args[k+1:])
+		}
+	}
 	base := func(s string) string {
 		if i := strings.LastIndexAny(s, `/\`); i >= 0 {
 			s = s[i+1:]

@@ -355,25 +355,72 @@ var (
 	yamlLeadRE  = regexp.MustCompile(`^[ -]*$`)
 )
 
-// insertedArgs returns the text of an args member inserted after the
-// command value.
+// insertedArgs returns the text of an args member inserted right after the
+// command value, holding items (encoded). Its layout tells it apart from
+// an "args": [] that was in the file before, which Wrap fills in as
+// ["run", ...] with the first item right after the bracket: an inserted
+// array always has whitespace there. In a multi-line entry the array has
+// one item per line, one indentation step deeper than the key; in a
+// one-line entry it is padded: [ "run", ... ].
 func (c *Config) insertedArgs(e entry, items []string) (string, string) {
 	lead, colon := c.memberLayout(e)
 	if c.syntax == syntaxYAML {
+		list := "[ " + strings.Join(items, ", ") + " ]"
 		if !e.obj.flow {
 			ls := lineStart(c.raw, e.cmd.keyStart)
 			if !yamlLeadRE.Match(c.raw[ls:e.cmd.keyStart]) {
 				return "", "the entry is laid out in a way Weir does not rewrite; edit it by hand"
 			}
-			return lead + "args" + colon + "[" + strings.Join(items, ", ") + "]", ""
+			return lead + "args" + colon + list, ""
 		}
-		return ", args" + colon + "[" + strings.Join(items, ", ") + "]", ""
+		return ", args" + colon + list, ""
 	}
-	isep := ", "
-	if colon == ":" {
-		isep = ","
+	nl := strings.LastIndexAny(lead, "\r\n")
+	if nl < 0 {
+		isep := ", "
+		if colon == ":" {
+			isep = ","
+		}
+		return "," + lead + `"args"` + colon + "[ " + strings.Join(items, isep) + " ]", ""
 	}
-	return "," + lead + `"args"` + colon + "[" + strings.Join(items, isep) + "]", ""
+	eol := "\n"
+	if strings.Contains(lead, "\r\n") {
+		eol = "\r\n"
+	} else if !strings.Contains(lead, "\n") {
+		eol = "\r"
+	}
+	indent := lead[nl+1:]
+	inner := indent + c.indentStep(e, indent)
+	var b strings.Builder
+	b.WriteString("," + lead + `"args"` + colon + "[")
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(eol + inner + it)
+	}
+	b.WriteString(eol + indent + "]")
+	return b.String(), ""
+}
+
+// indentStep returns one level of indentation as the entry uses it: the
+// difference between the command key's indentation and that of the line
+// where the entry's object opens; a tab or two spaces when that tells
+// nothing.
+func (c *Config) indentStep(e entry, keyIndent string) string {
+	ls := lineStart(c.raw, e.obj.start)
+	outer := ls
+	for outer < len(c.raw) && (c.raw[outer] == ' ' || c.raw[outer] == '\t') {
+		outer++
+	}
+	o := string(c.raw[ls:outer])
+	if len(keyIndent) > len(o) && strings.HasPrefix(keyIndent, o) {
+		return keyIndent[len(o):]
+	}
+	if strings.Contains(keyIndent, "\t") {
+		return "\t"
+	}
+	return "  "
 }
 
 // wrapEdits returns the edits that put one stdio entry behind weir run, or
@@ -502,7 +549,7 @@ func (c *Config) unwrapEdits(e entry) ([]edit, string) {
 		case k+1 < len(a.elems):
 			return append(edits, edit{first, a.elems[k+1].start, ""}), ""
 		case c.wasInserted(e, k):
-			return append(edits, edit{cmd.end, c.listEnd(a, k), ""}), ""
+			return append(edits, edit{cmd.end, c.insertedEnd(e, k), ""}), ""
 		case c.syntax == syntaxJSON || a.flow:
 			return append(edits, edit{first, el.end, ""}), ""
 		default: // a YAML block list left with no items
@@ -512,45 +559,39 @@ func (c *Config) unwrapEdits(e entry) ([]edit, string) {
 	return nil, "the entry has no command to unwrap"
 }
 
-// listEnd returns the offset just past the closing bracket of flow list a
-// whose last element is a.elems[k], or -1.
-func (c *Config) listEnd(a *node, k int) int {
+// insertedEnd returns where an args member that wasInserted ends.
+func (c *Config) insertedEnd(e entry, k int) int {
 	if c.syntax == syntaxJSON {
-		return a.end
+		return e.args.val.end
 	}
-	end := a.elems[k].end
-	if end < len(c.raw) && c.raw[end] == ']' {
-		return end + 1
-	}
-	return -1
+	return e.args.val.elems[k].end + len(" ]")
 }
 
-// wasInserted reports whether the args member of e is laid out exactly as
-// Wrap inserts one: right after the command value, in the entry's own
-// member layout, holding nothing but the weir run arguments and the command.
+// wasInserted reports whether the args member of e, whose last element is
+// the server's command at index k, is exactly what Wrap inserts when an
+// entry has no args: then Unwrap removes the member instead of emptying it.
 func (c *Config) wasInserted(e entry, k int) bool {
 	a := e.args.val
-	raw := c.raw
-	if a.start < e.cmd.val.end || e.args.keyStart < e.cmd.val.end || (c.syntax == syntaxYAML && !a.flow) {
+	if e.args.keyStart < e.cmd.val.end || (c.syntax == syntaxYAML && !a.flow) {
 		return false
 	}
-	end := c.listEnd(a, k)
-	if end < 0 || a.start+1 != a.elems[0].start || a.elems[k].end+1 != end || raw[a.start] != '[' {
+	items := make([]string, k+1)
+	for i, el := range a.elems[:k+1] {
+		items[i] = string(c.raw[el.start:el.end])
+	}
+	text, why := c.insertedArgs(e, items)
+	if why != "" {
 		return false
 	}
-	lead, colon := c.memberLayout(e)
-	var wantKey string
-	switch {
-	case c.syntax == syntaxJSON:
-		lead, wantKey = ","+lead, `"args"`
-	case e.obj.flow:
-		lead, wantKey = ", ", "args"
-	default:
-		wantKey = "args"
+	end := e.cmd.val.end + len(text)
+	if end > len(c.raw) || string(c.raw[e.cmd.val.end:end]) != text {
+		return false
 	}
-	return string(raw[e.cmd.val.end:e.args.keyStart]) == lead &&
-		string(raw[e.args.keyStart:e.args.keyEnd]) == wantKey &&
-		string(raw[e.args.keyEnd:a.start]) == colon
+	// The member must end where the text does: nothing of the list is left.
+	if c.syntax == syntaxJSON {
+		return a.end == end
+	}
+	return a.elems[k].end+len(" ]") == end
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
