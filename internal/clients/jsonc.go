@@ -1,6 +1,7 @@
 package clients
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -464,7 +465,11 @@ func (p *jsoncParser) string() (*node, error) {
 			case 'u':
 				r, ok := hex4(d, i+2)
 				if !ok {
-					return nil, p.errAt(i, "invalid escape %q; \\u needs four hex digits, as in \\u00e9", string(d[i:min(i+6, len(d))]))
+					bad := d[i:min(i+6, len(d))]
+					if q := bytes.IndexByte(bad[1:], '"'); q >= 0 {
+						bad = bad[:q+1]
+					}
+					return nil, p.errAt(i, "invalid escape %s in a string; \\u needs four hex digits, as in \\u00e9", bad)
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {

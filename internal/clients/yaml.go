@@ -41,14 +41,14 @@ func parseYAML(data []byte) (*node, error) {
 	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
+	if err := safeDecode(dec, &doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, yamlError(err)
+		return nil, yamlError(data, err)
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
+	if err := safeDecode(dec, &extra); err == nil {
 		return nil, &Error{Line: extra.Line, Column: extra.Column, Msg: "the file holds more than one YAML document; want one"}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
@@ -58,16 +58,34 @@ func parseYAML(data []byte) (*node, error) {
 	return y.conv(doc.Content[0], false, 0)
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+// safeDecode reads the next YAML document. The YAML parser is not ours: a
+// panic in it becomes an error.
+func safeDecode(dec *yaml.Decoder, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: cannot parse (%v)", r)
+		}
+	}()
+	return dec.Decode(n)
+}
+
+var yamlLineRE = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
 
 // yamlError turns a yaml.v3 error into an *Error with the line it names.
-func yamlError(err error) error {
-	msg := err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Error{Line: line, Msg: "invalid YAML: " + m[2]}
+// (yaml.v3 gives no column, and for some errors the line where the
+// enclosing block starts rather than the offending one.)
+func yamlError(data []byte, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	return &Error{Line: 1, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: "), err: err}
+	hint := "check the indentation and quoting at or below this line"
+	if bytes.Contains(data, []byte("\n\t")) || bytes.HasPrefix(data, []byte("\t")) {
+		hint = "indent with spaces; YAML does not allow tabs"
+	}
+	return &Error{Line: line, Msg: fmt.Sprintf("invalid YAML: %s; %s", msg, hint), err: err}
 }
 
 // lineStarts returns the byte offset of each line's start, breaking lines
