@@ -138,8 +138,8 @@ func TestDiscoverInjected(t *testing.T) {
 	env := windowsEnv
 	env.Stat = fakeFS{
 		`C:\Users\ada\AppData\Roaming\Claude\claude_desktop_config.json`: true,
-		`C:\src\weir\.vscode\mcp.json`:                                     true,
-		`C:\Users\ada\.claude.json`:                                        true,
+		`C:\src\weir\.vscode\mcp.json`:                                   true,
+		`C:\Users\ada\.claude.json`:                                      true,
 	}.stat
 	got := Discover(env)
 	want := []string{
