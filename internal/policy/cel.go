@@ -118,7 +118,7 @@ func (pr *Predicate) Source() string { return pr.src }
 // wrong type, the cost limit) is returned; the engine treats it as a block,
 // so a predicate that cannot be evaluated fails closed.
 func (pr *Predicate) Eval(vars Vars) (bool, error) {
-	return pr.eval(context.Background(), &activation{v: &vars, config: pr.config})
+	return pr.EvalContext(context.Background(), vars)
 }
 
 // EvalContext is Eval with cancellation: comprehensions check ctx every
@@ -126,6 +126,9 @@ func (pr *Predicate) Eval(vars Vars) (bool, error) {
 // decision, so that the same inputs always give the same verdict; ctx is for
 // a caller that is shutting down.
 func (pr *Predicate) EvalContext(ctx context.Context, vars Vars) (bool, error) {
+	if pr == nil {
+		return false, errNoProgram
+	}
 	return pr.eval(ctx, &activation{v: &vars, config: pr.config})
 }
 

@@ -24,6 +24,11 @@ func FuzzParse(f *testing.F) {
 			f.Add(file.Data)
 		}
 	}
+	if a, err := parseArchiveFile("testdata/valid.txtar"); err == nil {
+		for _, file := range a.Files {
+			f.Add(file.Data)
+		}
+	}
 	f.Add([]byte(labelsPolicy))
 	f.Add([]byte("version: 1\nflow: {allow_flows: [\"a\\\\:b:* -> *:c?d\"]}\n"))
 	f.Add([]byte("a: &a [*a, *a]\nb: *a\n"))
@@ -52,13 +57,19 @@ func FuzzParse(f *testing.F) {
 			_ = err.Error()
 			return
 		}
+		// The schema never refuses what the loader accepts.
+		if v, err := yamlToJSON(data); err == nil {
+			if err := mustSchema(t).Validate(v); err != nil {
+				t.Fatalf("Parse accepts a policy the schema refuses: %v", err)
+			}
+		}
 		if p.Version != CurrentVersion || p.Flow.MinMatches < 1 || p.Source != "f.yaml" {
 			t.Fatalf("invalid policy: %+v", p)
 		}
 		if p.Mode > Monitor || p.DefaultAction > DefaultDeny {
 			t.Fatalf("invalid enum: %+v", p)
 		}
-		for _, v := range []flow.Verdict{p.Flow.Exfiltration, p.Flow.Trifecta, p.Flow.Integrity} {
+		for _, v := range []flow.Verdict{p.Flow.Exfiltration, p.Flow.Trifecta, p.Flow.Integrity, p.Flow.TaintedArgs} {
 			if !slices.Contains(flowActions, v) {
 				t.Fatalf("invalid action %v", v)
 			}
@@ -68,6 +79,16 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("invalid tool entry %+v", e)
 			}
 			p.ToolLabels("s", e.Match.String())
+		}
+		for i := range p.Rules {
+			r := &p.Rules[i]
+			if r.ID == "" || r.Match.String() == "" || r.Line < 1 || !slices.Contains(flowActions, r.Action) {
+				t.Fatalf("invalid rule %+v", r)
+			}
+			if len(r.Args) == 0 && r.When == nil && r.RateLimit == nil {
+				t.Fatalf("rule %s does nothing", r.ID)
+			}
+			p.Fire("s", r.Match.String(), map[string]any{"path": "/x", "n": 1.0}, Vars{}, nil)
 		}
 		for _, r := range p.Flow.AllowFlows {
 			if r.From.String() == "" || r.To.String() == "" || r.Line < 1 {

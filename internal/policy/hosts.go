@@ -37,7 +37,8 @@ func hostMatches(h string, patterns []string) bool {
 //
 //   - one trailing dot is dropped ("corp.example." is corp.example);
 //   - an IPv6 literal (with or without brackets) is written the way
-//     net/netip writes it;
+//     net/netip writes it, without a zone; an IPv4-mapped one
+//     (::ffff:127.0.0.1) is the IPv4 address it reaches;
 //   - a host whose last label is a number is an IPv4 address, read the way
 //     browsers and WHATWG URL parsers read it (decimal, octal and hex parts,
 //     shortened forms: "0x7f.1" and "2130706433" are 127.0.0.1), and written
@@ -65,7 +66,9 @@ func CanonicalHost(host string) (string, error) {
 		if err != nil || !a.Is6() {
 			return "", errors.New("not a valid IPv6 address")
 		}
-		return a.String(), nil
+		// A zone names an interface, not another host; an IPv4-mapped
+		// address reaches the IPv4 host on a dual-stack socket.
+		return a.WithZone("").Unmap().String(), nil
 	}
 	if h, ok := strings.CutSuffix(host, "."); ok && h != "" {
 		host = h
@@ -81,7 +84,7 @@ func CanonicalHost(host string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("not a valid host name (%v)", err)
 	}
-	if a == "" || strings.Contains(a, "..") {
+	if a == "" || strings.Contains(a, "..") || strings.HasPrefix(a, ".") || strings.HasSuffix(a, ".") {
 		return "", errors.New("not a valid host name")
 	}
 	return a, nil

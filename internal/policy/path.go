@@ -2,7 +2,9 @@ package policy
 
 import (
 	"errors"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -49,7 +51,8 @@ var (
 //     (filepath.EvalSymlinks), and the rest is appended: a symlink inside
 //     an allowed directory that points outside resolves to the outside
 //     path, however deep the link is and whether or not the file at the end
-//     exists.
+//     exists. A dangling symlink is followed to its (missing) target, since
+//     writing through it creates the target.
 //
 // Refused outright: an empty path, a NUL byte anywhere (also once decoded:
 // C servers stop at it), and, where "\" is not the separator (Unix), any
@@ -127,35 +130,55 @@ func resolveOne(p, home, cwd string) (string, error) {
 		}
 		p = filepath.Join(cwd, p)
 	}
-	return evalExisting(filepath.Clean(p)), nil
+	return evalExisting(filepath.Clean(p), 0)
 }
+
+// maxLinks bounds the symlinks followed by hand (dangling links), as the
+// kernel bounds them (ELOOP).
+const maxLinks = 40
+
+// ErrLinkLoop is returned for a path through too many symlinks.
+var ErrLinkLoop = errors.New("path goes through too many symbolic links")
 
 // evalExisting resolves the symlinks of the longest prefix of the clean
 // absolute path p that resolves, and appends the rest. A prefix that cannot
-// be resolved for any reason (missing, not a directory, no permission, a
-// loop) is treated as not existing: the server cannot open through it
-// either.
-func evalExisting(p string) string {
+// be resolved (missing, not a directory, no permission) is treated as not
+// existing: the server cannot open through it either. The exception is a
+// dangling symlink: creating a file through it creates the link's target,
+// so it is followed by hand.
+func evalExisting(p string, links int) (string, error) {
 	rest := ""
 	for {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
-			if rest == "" {
-				return r
+			return joinRest(r, rest), nil
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if links >= maxLinks {
+				return "", ErrLinkLoop
 			}
-			return filepath.Join(r, rest)
+			target, err := os.Readlink(p)
+			if err != nil {
+				return "", ErrLinkLoop
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(p), target)
+			}
+			return evalExisting(filepath.Clean(joinRest(target, rest)), links+1)
 		}
 		parent := filepath.Dir(p)
 		if parent == p { // the root itself did not resolve
-			return filepath.Join(p, rest)
+			return joinRest(p, rest), nil
 		}
-		base := filepath.Base(p)
-		if rest == "" {
-			rest = base
-		} else {
-			rest = base + string(filepath.Separator) + rest
-		}
+		rest = joinRest(filepath.Base(p), rest)
 		p = parent
 	}
+}
+
+func joinRest(p, rest string) string {
+	if rest == "" {
+		return p
+	}
+	return filepath.Join(p, rest)
 }
 
 // percentDecode decodes every valid %XX escape in s and leaves anything

@@ -779,3 +779,20 @@ func TestNonTextInput(t *testing.T) {
 		}
 	}
 }
+
+// TestValidPolicies parses every policy in testdata/valid.txtar (which the
+// schema tests also check).
+func TestValidPolicies(t *testing.T) {
+	a, err := parseArchiveFile("testdata/valid.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Files) < 5 {
+		t.Fatalf("only %d valid policies", len(a.Files))
+	}
+	for _, f := range a.Files {
+		if _, err := Parse(f.Name, f.Data); err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+		}
+	}
+}
