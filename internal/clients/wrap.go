@@ -279,6 +279,35 @@ func (c *Config) arraySep(a *node) (string, string) {
 
 var blockItemRE = regexp.MustCompile(`^ *- +$`)
 
+// skipSpace returns the offset of the first byte at or after i that is not
+// whitespace or a comment.
+func (c *Config) skipSpace(i int) int {
+	raw := c.raw
+	for i < len(raw) {
+		switch {
+		case isSpace(raw[i]):
+			i++
+		case c.syntax == syntaxJSON && i+1 < len(raw) && raw[i] == '/' && raw[i+1] == '/':
+			for i < len(raw) && raw[i] != '\n' && raw[i] != '\r' {
+				i++
+			}
+		case c.syntax == syntaxJSON && i+1 < len(raw) && raw[i] == '/' && raw[i+1] == '*':
+			end := bytes.Index(raw[i+2:], []byte("*/"))
+			if end < 0 {
+				return len(raw)
+			}
+			i += 2 + end + 2
+		case c.syntax == syntaxYAML && raw[i] == '#':
+			for i < len(raw) && raw[i] != '\n' && raw[i] != '\r' {
+				i++
+			}
+		default:
+			return i
+		}
+	}
+	return i
+}
+
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
 
 // lineStart returns the offset of the start of the line holding off.
@@ -549,22 +578,20 @@ func (c *Config) unwrapEdits(e entry) ([]edit, string) {
 		case k+1 < len(a.elems):
 			return append(edits, edit{first, a.elems[k+1].start, ""}), ""
 		case c.wasInserted(e, k):
-			return append(edits, edit{cmd.end, c.insertedEnd(e, k), ""}), ""
+			return append(edits, edit{cmd.end, a.end, ""}), ""
 		case c.syntax == syntaxJSON || a.flow:
-			return append(edits, edit{first, el.end, ""}), ""
-		default: // a YAML block list left with no items
-			return append(edits, edit{a.start, el.end, "[]"}), ""
+			// Remove the items, and a trailing comma after them if any, so
+			// that the list's own interior ("[ ]", "[\n]") stays.
+			end := el.end
+			if i := c.skipSpace(end); i < len(c.raw) && c.raw[i] == ',' {
+				end = i + 1
+			}
+			return append(edits, edit{first, end, ""}), ""
+		default: // a YAML block list left with no items becomes "args: []"
+			return append(edits, edit{e.args.keyEnd, el.end, ": []"}), ""
 		}
 	}
 	return nil, "the entry has no command to unwrap"
-}
-
-// insertedEnd returns where an args member that wasInserted ends.
-func (c *Config) insertedEnd(e entry, k int) int {
-	if c.syntax == syntaxJSON {
-		return e.args.val.end
-	}
-	return e.args.val.elems[k].end + len(" ]")
 }
 
 // wasInserted reports whether the args member of e, whose last element is
@@ -588,10 +615,7 @@ func (c *Config) wasInserted(e entry, k int) bool {
 		return false
 	}
 	// The member must end where the text does: nothing of the list is left.
-	if c.syntax == syntaxJSON {
-		return a.end == end
-	}
-	return a.elems[k].end+len(" ]") == end
+	return a.end == end
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)

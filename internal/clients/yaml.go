@@ -175,6 +175,13 @@ func (y *yamlConv) conv(n *yaml.Node, inFlow bool, depth int) (*node, error) {
 			}
 			out.members = append(out.members, member{key: k.Value, keyStart: kn.start, keyEnd: kn.end, val: vn})
 		}
+		out.end = out.start
+		if k := len(out.members); k > 0 {
+			out.end = max(out.members[k-1].keyEnd, out.members[k-1].val.end)
+		}
+		if out.flow {
+			out.end = y.closing(out.start, out.end, '}')
+		}
 	case yaml.SequenceNode:
 		out.kind = kArray
 		out.flow = n.Style&yaml.FlowStyle != 0
@@ -184,6 +191,13 @@ func (y *yamlConv) conv(n *yaml.Node, inFlow bool, depth int) (*node, error) {
 				return nil, err
 			}
 			out.elems = append(out.elems, cn)
+		}
+		out.end = out.start
+		if k := len(out.elems); k > 0 {
+			out.end = out.elems[k-1].end
+		}
+		if out.flow {
+			out.end = y.closing(out.start, out.end, ']')
 		}
 	case yaml.ScalarNode:
 		switch n.ShortTag() {
@@ -213,6 +227,28 @@ func (y *yamlConv) conv(n *yaml.Node, inFlow bool, depth int) (*node, error) {
 		}
 	}
 	return out, nil
+}
+
+// closing returns the offset just past the bracket that closes a flow
+// collection opened at start whose last item ends at from.
+func (y *yamlConv) closing(start, from int, bracket byte) int {
+	d := y.data
+	i := max(from, start+1)
+	for i < len(d) {
+		switch c := d[i]; {
+		case c == bracket:
+			return i + 1
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',':
+			i++
+		case c == '#':
+			for i < len(d) && d[i] != '\n' && d[i] != '\r' {
+				i++
+			}
+		default:
+			return from // not where expected; leave the end at the last item
+		}
+	}
+	return from
 }
 
 // scalarSpan finds where a scalar ends in the raw bytes and whether it can
@@ -297,10 +333,11 @@ func quoteYAML(s string) string {
 }
 
 var (
-	yamlPlainRE  = regexp.MustCompile(`^[A-Za-z0-9_./@~+=%-]+$`)
+	// Plain scalars may not start with an indicator such as @ or %.
+	yamlPlainRE  = regexp.MustCompile(`^[A-Za-z0-9_./~+=-][A-Za-z0-9_./@~+=%-]*$`)
 	yamlNumberRE = regexp.MustCompile(`^[-+.]?[0-9]|^\.(inf|nan)$|^0[xob]`)
 	yamlSpecial  = map[string]bool{
 		"true": true, "false": true, "yes": true, "no": true, "on": true, "off": true, "y": true, "n": true,
-		"null": true, "~": true, "-": true,
+		"null": true, "~": true, "-": true, "---": true, "...": true,
 	}
 )
