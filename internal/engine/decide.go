@@ -21,6 +21,7 @@ const (
 	RuleExfiltration  = "flow.exfiltration"
 	RuleTrifecta      = "flow.trifecta"
 	RuleIntegrity     = "flow.integrity"
+	RuleTaintedArgs   = "flow.tainted_args"
 	RuleDefaultAction = "default_action"
 	RuleBadArguments  = "arguments"
 )
@@ -32,6 +33,13 @@ type Call struct {
 	Labels ToolLabels
 	// Args is the raw JSON of params.arguments (may be empty).
 	Args json.RawMessage
+	// Resolved maps each raw path argument a `within` constraint checks to
+	// the path it resolves to on disk (policy.ResolvePath). The relay fills
+	// it before deciding, so that the decision itself does no I/O.
+	Resolved map[string]string
+	// RateExceeded lists the rules whose rate limit this call exceeds, as
+	// the state store counted them.
+	RateExceeded []string
 }
 
 // Name is the call's tool as "server/tool", the form used for sources.
@@ -73,16 +81,18 @@ func Decide(p *policy.Policy, h *fingerprint.Hasher, s *flow.Session, c Call) De
 		d.add(Finding{RuleDefaultAction, flow.Block,
 			fmt.Sprintf("%s is not listed in the policy, and the policy denies unlisted tools (default_action: deny)", c.Name())})
 	}
-	if !c.Labels.Labels.Has(flow.Sink) {
+	sink := c.Labels.Labels.Has(flow.Sink)
+	rules := p.RulesFor(c.Server, c.Tool)
+	if !sink && len(rules) == 0 {
 		d.finish()
 		return d
 	}
-	sink := c.Name()
-	// Sources whose flow to this sink the policy declassifies do not count.
+	name := c.Name()
+	// Sources whose flow to this tool the policy declassifies do not count.
 	counted := make([]bool, len(s.Sources))
 	var privSrc, untrustedSrc []string
 	for i, src := range s.Sources {
-		if p.FlowAllowed(src.Tool, sink) {
+		if p.FlowAllowed(src.Tool, name) {
 			continue
 		}
 		counted[i] = true
@@ -95,26 +105,43 @@ func Decide(p *policy.Policy, h *fingerprint.Hasher, s *flow.Session, c Call) De
 	}
 	privSrc, untrustedSrc = uniqueSorted(privSrc), uniqueSorted(untrustedSrc)
 
-	var m matchResult
-	if len(privSrc) > 0 {
+	// Attribution is the costly part; it is needed when something will
+	// read it: an exfiltration or tainted-argument check, or a rule.
+	var m attribution
+	needAttribution := len(rules) > 0 ||
+		len(privSrc) > 0 && p.Flow.Exfiltration != flow.Allow ||
+		len(untrustedSrc) > 0 && p.Flow.TaintedArgs != flow.Allow
+	if needAttribution && (len(privSrc) > 0 || len(untrustedSrc) > 0) {
 		var err error
-		m, err = match(h, s, counted, c.Args)
-		if err != nil {
+		if m, err = attribute(h, s, counted, p.Flow.MinMatches, c.Args); err != nil {
 			d.add(Finding{RuleBadArguments, flow.Block,
-				fmt.Sprintf("Weir could not read the arguments of %s (%v), so it cannot tell whether they carry private data", sink, err)})
-		} else if m.prints >= p.Flow.MinMatches || m.digests > 0 {
-			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, exfilReason(sink, m)})
+				fmt.Sprintf("Weir could not read the arguments of %s (%v), so it cannot tell what they carry", name, err)})
 		}
 	}
-	if len(privSrc) > 0 && len(untrustedSrc) > 0 {
-		d.add(Finding{RuleTrifecta, p.Flow.Trifecta, fmt.Sprintf(
-			"this session has read private data (from %s) and untrusted content (from %s), and %s can send data out: untrusted text may be steering this call",
-			list(privSrc), list(untrustedSrc), sink)})
+	var tainted, taintSrc []string
+	if sink {
+		if m.prints >= p.Flow.MinMatches || m.digests > 0 {
+			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, exfilReason(name, m)})
+		}
+		tainted, taintSrc = m.tainted(s)
+		if len(tainted) > 0 {
+			d.add(Finding{RuleTaintedArgs, p.Flow.TaintedArgs, fmt.Sprintf(
+				"the %s of %s %s copied from untrusted content read from %s",
+				plural(len(tainted), "argument", "arguments")+" "+list(tainted), name, plural(len(tainted), "was", "were"), list(taintSrc))})
+		}
+		if len(privSrc) > 0 && len(untrustedSrc) > 0 {
+			d.add(Finding{RuleTrifecta, p.Flow.Trifecta, fmt.Sprintf(
+				"this session has read private data (from %s) and untrusted content (from %s), and %s can send data out: untrusted text may be steering this call",
+				list(privSrc), list(untrustedSrc), name)})
+		}
+		if len(untrustedSrc) > 0 {
+			d.add(Finding{RuleIntegrity, p.Flow.Integrity, fmt.Sprintf(
+				"this session has read untrusted content (from %s), and %s acts outside: untrusted text may be steering this call",
+				list(untrustedSrc), name)})
+		}
 	}
-	if len(untrustedSrc) > 0 {
-		d.add(Finding{RuleIntegrity, p.Flow.Integrity, fmt.Sprintf(
-			"this session has read untrusted content (from %s), and %s acts outside: untrusted text may be steering this call",
-			list(untrustedSrc), sink)})
+	if len(rules) > 0 {
+		d.fireRules(p, s, c, &m)
 	}
 	d.finish()
 	switch d.Rule {
@@ -125,8 +152,86 @@ func Decide(p *policy.Policy, h *fingerprint.Hasher, s *flow.Session, c Call) De
 		d.Sources = uniqueSorted(append(slices.Clone(privSrc), untrustedSrc...))
 	case RuleIntegrity:
 		d.Sources = untrustedSrc
+	case RuleTaintedArgs:
+		d.Sources, d.Paths = taintSrc, tainted
 	}
 	return d
+}
+
+// fireRules applies the policy's rules for the call.
+func (d *Decision) fireRules(p *policy.Policy, s *flow.Session, c Call, m *attribution) {
+	args, err := argsMap(c.Args)
+	if err != nil {
+		d.add(Finding{RuleBadArguments, flow.Block,
+			fmt.Sprintf("Weir could not read the arguments of %s (%v), so its rules cannot be checked", c.Name(), err)})
+		return
+	}
+	domains, hosts := addressees(c.Args)
+	vars := policy.Vars{
+		Labels:           c.Labels.Labels.Names(),
+		Legs:             s.Legs.Names(),
+		Sources:          sourceNames(s),
+		Provenance:       m.provenanceLabels(s),
+		RecipientDomains: domains,
+		URLHosts:         hosts,
+		RateExceeded:     c.RateExceeded,
+	}
+	resolved := func(raw string) (string, bool) {
+		r, ok := c.Resolved[raw]
+		return r, ok
+	}
+	for _, f := range p.Fire(c.Server, c.Tool, args, vars, resolved) {
+		// f.Err is not used: CEL's message can quote argument values, and
+		// reasons reach the audit log. f.Reason never does.
+		d.add(Finding{Rule: "rule " + f.Rule.ID, Verdict: f.Action, Reason: f.Reason})
+	}
+}
+
+func argsMap(raw json.RawMessage) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, errors.New("arguments are not a JSON object")
+	}
+	return m, nil
+}
+
+// addressees returns the domains of the e-mail addresses and the hosts of
+// the URLs in the arguments, canonical, sorted and unique.
+func addressees(raw json.RawMessage) (domains, hosts []string) {
+	leaves, _ := stringLeaves(raw)
+	for _, l := range leaves {
+		fingerprint.Identifiers(l.value, func(kind fingerprint.IdentKind, canon string) {
+			var h string
+			switch kind {
+			case fingerprint.IdentEmail:
+				_, h, _ = strings.Cut(canon, "@")
+			case fingerprint.IdentURL:
+				h, _, _ = strings.Cut(canon, "/")
+			default:
+				return
+			}
+			if ch, err := policy.CanonicalHost(h); err == nil {
+				if kind == fingerprint.IdentEmail {
+					domains = append(domains, ch)
+				} else {
+					hosts = append(hosts, ch)
+				}
+			}
+		})
+	}
+	return uniqueSorted(domains), uniqueSorted(hosts)
+}
+
+func sourceNames(s *flow.Session) []string {
+	out := make([]string, 0, len(s.Sources))
+	for _, src := range s.Sources {
+		out = append(out, src.Tool)
+	}
+	return uniqueSorted(out)
 }
 
 func (d *Decision) add(f Finding) {
@@ -144,7 +249,7 @@ func (d *Decision) finish() {
 	}
 }
 
-func exfilReason(sink string, m matchResult) string {
+func exfilReason(sink string, m attribution) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the arguments of %s carry private data read from %s", sink, list(m.sources))
 	if len(m.paths) > 0 {
@@ -155,6 +260,41 @@ func exfilReason(sink string, m matchResult) string {
 		b.WriteString(")")
 	}
 	return b.String()
+}
+
+// tainted returns the argument paths that derive from counted untrusted
+// sources, and those sources.
+func (m *attribution) tainted(s *flow.Session) (paths, sources []string) {
+	for path, srcs := range m.provenance {
+		for _, i := range srcs {
+			if s.Sources[i].Labels.Has(flow.Untrusted) {
+				paths = append(paths, path)
+				sources = append(sources, s.Sources[i].Tool)
+			}
+		}
+	}
+	return uniqueSorted(paths), uniqueSorted(sources)
+}
+
+// provenanceLabels maps each attributed argument path to the labels of its
+// sources, as policy predicates see it.
+func (m *attribution) provenanceLabels(s *flow.Session) map[string][]string {
+	out := make(map[string][]string, len(m.provenance))
+	for path, srcs := range m.provenance {
+		var l flow.Labels
+		for _, i := range srcs {
+			l |= s.Sources[i].Labels & flow.Legs
+		}
+		out[path] = l.Names()
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func list(xs []string) string {
@@ -177,72 +317,110 @@ func uniqueSorted(xs []string) []string {
 	return slices.Compact(xs)
 }
 
-type matchResult struct {
+// attribution is what a call's arguments carry from earlier results.
+type attribution struct {
+	// Exfiltration evidence over the whole call: distinct fingerprints and
+	// secret digests of counted private sources, the sources, the paths
+	// where they were found and the decodings that revealed them.
 	prints, digests int
 	sources         []string
 	paths           []string
 	via             []string
+
+	// provenance maps an argument path to the counted sources it derives
+	// from: min_matches fingerprints of the source on that path, or one
+	// exact secret or identifier (URL, e-mail, IBAN, long id) of it.
+	provenance map[string][]int32
 }
 
-// match looks for fingerprints and digests of counted private sources in
-// every decoded view of every string in the arguments, and across the
-// boundaries between consecutive strings (text split across fields).
-func match(h *fingerprint.Hasher, s *flow.Session, counted []bool, args json.RawMessage) (matchResult, error) {
-	var res matchResult
+// pathHits counts, for one argument path, the evidence per source.
+type pathHits struct {
+	prints map[uint64]bool
+	perSrc map[int32]int // fingerprints per source
+	exact  map[int32]bool
+}
+
+// attribute looks for the fingerprints, secret digests and identifiers of
+// counted sources in every decoded view of every string in the arguments,
+// and across the boundaries between consecutive strings (text split across
+// fields).
+func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatches int, args json.RawMessage) (attribution, error) {
+	var res attribution
 	leaves, err := stringLeaves(args)
 	if err != nil {
 		return res, err
 	}
-	seenPrint := make(map[uint64]bool)
-	seenDigest := make(map[uint64]bool)
-	srcs := make(map[int32]bool)
-	paths := make(map[string]bool)
+	privPrints := make(map[uint64]bool)
+	privDigests := make(map[uint64]bool)
+	privSrcs := make(map[int32]bool)
+	privPaths := make(map[string]bool)
 	vias := make(map[string]bool)
+	byPath := make(map[string]*pathHits)
 	var prints []uint64
 	var scratch []int32
 
-	// private returns the counted private sources holding a hash, adding
-	// them to srcs; it reports whether there was any.
-	private := func(found []int32) bool {
-		ok := false
-		for _, i := range found {
-			if counted[i] && s.Sources[i].Labels.Has(flow.Private) {
-				srcs[i] = true
-				ok = true
-			}
+	hitsFor := func(path string) *pathHits {
+		ph := byPath[path]
+		if ph == nil {
+			ph = &pathHits{prints: map[uint64]bool{}, perSrc: map[int32]int{}, exact: map[int32]bool{}}
+			byPath[path] = ph
 		}
-		return ok
+		return ph
 	}
-	scan := func(path, text string, via []fingerprint.Encoding, tokens bool) {
-		hit := false
+	isPrivate := func(i int32) bool { return counted[i] && s.Sources[i].Labels.Has(flow.Private) }
+
+	scan := func(path, text string, via []fingerprint.Encoding, exact bool) {
+		privHit := false
+		ph := hitsFor(path)
 		prints = h.Prints(prints[:0], text)
 		for _, p := range prints {
-			if seenPrint[p] {
-				hit = true // already counted; still marks this path
+			if ph.prints[p] {
+				// Counted already; a view that shows it again still tells
+				// how it was hidden.
+				privHit = privHit || privPrints[p]
 				continue
 			}
 			scratch = s.PrintSources(scratch[:0], p)
-			if private(scratch) {
-				seenPrint[p] = true
-				hit = true
+			found := false
+			for _, i := range scratch {
+				if !counted[i] {
+					continue
+				}
+				found = true
+				ph.perSrc[i]++
+				if isPrivate(i) {
+					privPrints[p], privSrcs[i], privHit = true, true, true
+				}
+			}
+			if found {
+				ph.prints[p] = true
 			}
 		}
-		if tokens {
+		if exact {
 			fingerprint.Tokens(text, func(tok string) {
 				dg := h.Digest(tok)
-				if seenDigest[dg] {
-					hit = true
-					return
-				}
 				scratch = s.DigestSources(scratch[:0], dg)
-				if private(scratch) {
-					seenDigest[dg] = true
-					hit = true
+				for _, i := range scratch {
+					if !counted[i] {
+						continue
+					}
+					ph.exact[i] = true
+					if isPrivate(i) {
+						privDigests[dg], privSrcs[i], privHit = true, true, true
+					}
+				}
+			})
+			fingerprint.Identifiers(text, func(kind fingerprint.IdentKind, canon string) {
+				scratch = s.IdentSources(scratch[:0], identDigest(h, kind, canon))
+				for _, i := range scratch {
+					if counted[i] {
+						ph.exact[i] = true
+					}
 				}
 			})
 		}
-		if hit && path != "" {
-			paths[path] = true
+		if privHit && path != "" {
+			privPaths[path] = true
 			if len(via) > 0 {
 				vias[viaString(via)] = true
 			}
@@ -258,14 +436,43 @@ func match(h *fingerprint.Hasher, s *flow.Session, counted []bool, args json.Raw
 			scan("", edges(leaves[i-1].value, leaf.value), nil, false)
 		}
 	}
-	res.prints, res.digests = len(seenPrint), len(seenDigest)
-	for i := range srcs {
+	res.prints, res.digests = len(privPrints), len(privDigests)
+	for i := range privSrcs {
 		res.sources = append(res.sources, s.Sources[i].Tool)
 	}
 	res.sources = uniqueSorted(res.sources)
-	res.paths = sortedKeys(paths)
+	res.paths = sortedKeys(privPaths)
 	res.via = sortedKeys(vias)
+
+	for path, ph := range byPath {
+		if path == "" {
+			continue
+		}
+		var srcs []int32
+		for i, n := range ph.perSrc {
+			if n >= minMatches {
+				srcs = append(srcs, i)
+			}
+		}
+		for i := range ph.exact {
+			if ph.perSrc[i] < minMatches {
+				srcs = append(srcs, i)
+			}
+		}
+		if len(srcs) > 0 {
+			slices.Sort(srcs)
+			if res.provenance == nil {
+				res.provenance = make(map[string][]int32)
+			}
+			res.provenance[path] = srcs
+		}
+	}
 	return res, nil
+}
+
+// identDigest keys an identifier by its kind as well as its text.
+func identDigest(h *fingerprint.Hasher, kind fingerprint.IdentKind, canon string) uint64 {
+	return h.Digest(kind.String() + ":" + canon)
 }
 
 // edgeBytes is how much of each side of a boundary is joined: enough for

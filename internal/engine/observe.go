@@ -24,16 +24,17 @@ type Result struct {
 
 // Observe turns a result into the observation the session keeps, or nil
 // when the result adds nothing (its tool is neither private nor untrusted).
-// Private results are fingerprinted; the text itself goes nowhere.
+// Its text is fingerprinted and its secrets and identifiers digested; the
+// text itself goes nowhere.
 func Observe(h *fingerprint.Hasher, r Result) (*flow.Observation, error) {
 	legs := r.Labels & flow.Legs
 	if legs == 0 {
 		return nil, nil
 	}
 	o := &flow.Observation{Tool: r.Server + "/" + r.Tool, Labels: r.Labels, At: r.At}
-	if !legs.Has(flow.Private) {
-		return o, nil
-	}
+	// Untrusted results are fingerprinted too: a later argument copied from
+	// one (a recipient, an account number, a paragraph) is then attributed
+	// to it, which dataflow rules act on.
 	text, err := ResultText(r.Raw)
 	if err != nil {
 		return nil, err
@@ -45,6 +46,10 @@ func Observe(h *fingerprint.Hasher, r Result) (*flow.Observation, error) {
 		o.Digests = append(o.Digests, h.Digest(tok))
 	})
 	o.Digests = fingerprint.SortUnique(o.Digests)
+	fingerprint.Identifiers(text, func(kind fingerprint.IdentKind, canon string) {
+		o.Idents = append(o.Idents, identDigest(h, kind, canon))
+	})
+	o.Idents = fingerprint.SortUnique(o.Idents)
 	return o, nil
 }
 

@@ -153,6 +153,20 @@ func (r *Relay) decide(ctx context.Context, call engine.Call) (d engine.Decision
 			err = fmt.Errorf("the engine failed while deciding %s (%v), so the call was blocked", call.Name(), v)
 		}
 	}()
+	pol := r.policy.Load()
+	// The I/O a decision needs happens here, so the engine stays pure:
+	// path arguments are resolved on disk, and rate limits are counted in
+	// the shared store.
+	call.Resolved = r.resolvePaths(pol, call)
+	for _, rule := range pol.RateLimits(call.Server, call.Tool) {
+		ok, _, err := r.opts.Store.Take(ctx, r.opts.Session, rule.ID, rule.RateLimit.N, rule.RateLimit.Per, r.opts.Now())
+		if err != nil {
+			return d, fmt.Errorf("the rate limit of rule %s could not be counted (%v)", rule.ID, err)
+		}
+		if !ok {
+			call.RateExceeded = append(call.RateExceeded, rule.ID)
+		}
+	}
 	r.mirrorMu.Lock()
 	defer r.mirrorMu.Unlock()
 	if call.Labels.Labels.Has(flow.Sink) {
@@ -160,7 +174,39 @@ func (r *Relay) decide(ctx context.Context, call engine.Call) (d engine.Decision
 			return d, fmt.Errorf("the session state could not be read (%v), so Weir cannot tell what %s would send", err, call.Name())
 		}
 	}
-	return engine.Decide(r.policy.Load(), r.opts.Hasher, &r.mirror, call), nil
+	return engine.Decide(pol, r.opts.Hasher, &r.mirror, call), nil
+}
+
+// resolvePaths resolves the path arguments the policy's `within` rules
+// check for this tool. A path that cannot be resolved is left out, which
+// the rule treats as a violation.
+func (r *Relay) resolvePaths(pol *policy.Policy, call engine.Call) map[string]string {
+	names := pol.PathArgs(call.Server, call.Tool)
+	if len(names) == 0 {
+		return nil
+	}
+	var args map[string]any
+	if json.Unmarshal(call.Args, &args) != nil {
+		return nil
+	}
+	out := make(map[string]string)
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			if p, err := policy.ResolvePath(v, r.opts.Home, r.opts.Cwd); err == nil {
+				out[v] = p
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, n := range names {
+		walk(args[n])
+	}
+	return out
 }
 
 // replyResult answers a tools/call with an isError tool result.

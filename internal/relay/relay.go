@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,10 +21,12 @@ import (
 	"github.com/weir-sec/weir/internal/policy"
 )
 
-// Store persists observations and keeps a session mirror current.
+// Store persists observations, keeps a session mirror current, and counts
+// rate-limited calls across the proxies of a session.
 type Store interface {
 	Append(ctx context.Context, session string, o *flow.Observation) (int64, error)
 	Sync(ctx context.Context, session string, mirror *flow.Session) error
+	Take(ctx context.Context, session, key string, n int, per time.Duration, now time.Time) (ok bool, retryAfter time.Duration, err error)
 }
 
 // Auditor records decisions, in order, several at a time.
@@ -47,8 +50,11 @@ type Options struct {
 	// MaxMessage limits one message in bytes; 0 means the default (16 MiB).
 	MaxMessage int
 	// Now is the clock; nil means time.Now. Decisions never read it: only
-	// observation and audit timestamps do.
+	// observation and audit timestamps and rate limits do.
 	Now func() time.Time
+	// Home and Cwd resolve path arguments that policy rules constrain with
+	// `within` (~ and relative paths); empty means the process's own.
+	Home, Cwd string
 }
 
 // Relay relays one client–server connection. Create it with New and call
@@ -107,6 +113,12 @@ func New(opts Options) *Relay {
 	}
 	if opts.MaxMessage <= 0 {
 		opts.MaxMessage = jsonrpc.DefaultMaxMessage
+	}
+	if opts.Home == "" {
+		opts.Home, _ = os.UserHomeDir()
+	}
+	if opts.Cwd == "" {
+		opts.Cwd, _ = os.Getwd()
 	}
 	r := &Relay{
 		opts:    opts,

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/store"
+)
+
+func newPolicyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Inspect, check and dry-run policies",
+		Long: `A policy labels tools, sets what happens to each kind of flow, constrains
+arguments, rate-limits and takes CEL predicates. Presets are built in
+(` + strings.Join(policy.PresetNames(), ", ") + `); a policy file layers on one.`,
+		Example: `  weir policy show strict
+  weir policy check ./policy.yaml
+  weir policy check ./policy.yaml --tool mail:send_email --args '{"to":"x@evil.example"}'
+  weir policy schema > policy.schema.json`,
+	}
+	cmd.AddCommand(newPolicyShowCmd(), newPolicySchemaCmd(), newPolicyCheckCmd())
+	return cmd
+}
+
+func newPolicyShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show PRESET",
+		Short: "Print a built-in preset, every key commented",
+		Example: `  weir policy show default
+  weir policy show dataflow`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: policy.PresetNames(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			text, err := policy.PresetText(args[0])
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			_, err = cmd.OutOrStdout().Write(text)
+			return err
+		},
+	}
+}
+
+func newPolicySchemaCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "schema",
+		Short: "Print the JSON Schema of policy files, for editors",
+		Long: `Schema prints the JSON Schema (draft 2020-12) of Weir policy files. Point
+your editor's YAML language server at it to get completion and checks:
+
+  # yaml-language-server: $schema=./policy.schema.json`,
+		Example: `  weir policy schema > policy.schema.json`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := cmd.OutOrStdout().Write(policy.Schema())
+			return err
+		},
+	}
+}
+
+func newInitCmd() *cobra.Command {
+	var preset string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "init [--preset NAME] [--force]",
+		Short: "Write a documented policy to $WEIR_HOME/policy.yaml",
+		Long: `Init writes a policy file that layers on a preset and spells out every key
+with a comment, so you can read what Weir enforces and change it in place.
+weir run uses $WEIR_HOME/policy.yaml when no --policy is given. Init refuses
+to overwrite an existing file unless --force is given.`,
+		Example: `  weir init
+  weir init --preset strict --force`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			text, err := policy.PresetText(preset)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			home, err := store.Home()
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(home, policy.FileName)
+			flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+			if force {
+				flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+			}
+			f, err := os.OpenFile(path, flags, 0o600)
+			if errors.Is(err, fs.ErrExist) {
+				return &exitError{code: 1, err: fmt.Errorf("%s already exists; use --force to overwrite it", path)}
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(initText(preset, text)); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			// Check what was written, as weir run will read it.
+			if _, err := policy.Load(path); err != nil {
+				return fmt.Errorf("the policy written to %s does not load (a bug in weir): %w", path, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (preset %s); weir run uses it when no --policy is given\n", path, preset)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&preset, "preset", "default", "preset to start from: "+strings.Join(policy.PresetNames(), ", "))
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing policy file")
+	return cmd
+}
+
+// initText turns a preset's text into a user policy that layers on it: a
+// header, and a preset key after the version line.
+func initText(preset string, text []byte) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Weir policy, written by `weir init --preset %s`.\n", preset)
+	b.WriteString("# weir run reads it from $WEIR_HOME/policy.yaml when no --policy is given.\n")
+	b.WriteString("# It layers on the preset named below and repeats every value of it, so\n")
+	b.WriteString("# you can see what is enforced and change it here. Check your changes with\n")
+	b.WriteString("#   weir policy check " + "$WEIR_HOME/" + policy.FileName + "\n\n")
+	lines := strings.SplitAfter(string(text), "\n")
+	// Skip the preset's own title comment block.
+	i := 0
+	for i < len(lines) && strings.HasPrefix(lines[i], "#") {
+		i++
+	}
+	for _, l := range lines[i:] {
+		b.WriteString(l)
+		if strings.HasPrefix(l, "version:") {
+			fmt.Fprintf(&b, "\n# The built-in preset this file layers on: %s.\n", strings.Join(policy.PresetNames(), ", "))
+			fmt.Fprintf(&b, "preset: %s\n", preset)
+		}
+	}
+	return b.Bytes()
+}
