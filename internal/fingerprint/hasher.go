@@ -36,7 +36,7 @@ var ErrShortKey = errors.New("fingerprint: key shorter than 16 bytes")
 type Hasher struct {
 	base uint64 // Rabin–Karp base B, 2^32 <= B < p−1, derived from the key
 	fin  uint64 // xor constant of the output finaliser
-	mask uint64 // 2^61−1, see chain
+	mask uint64 // 2^61−1, see hashes
 
 	// B² mod p, shifted left by 3: multiplying by a multiplier pre-shifted
 	// by 3 puts x·B² >> 61 in the high word and x·B² mod 2^61 in the top of
@@ -65,27 +65,32 @@ func NewHasher(key []byte) (*Hasher, error) {
 		return nil, ErrShortKey
 	}
 	h := &Hasher{}
-	h.base = deriveBase(key)
-	h.mask = mersenne61
-	h.base28 = mulmod(h.base, h.base) << 3
+	h.setBase(deriveBase(key))
 	h.fin = binary.LittleEndian.Uint64(derive(key, "weir/fingerprint/v1/finaliser"))
-
-	bk := uint64(1)
-	for range K {
-		bk = mulmod(bk, h.base)
-	}
-	bk1 := mulmod(bk, h.base)
-	for c := range uint64(256) {
-		h.negBK[c] = negmod(mulmod(c, bk))
-		h.cB[c] = mulmod(c, h.base)
-		h.negBK1[c] = negmod(mulmod(c, bk1))
-	}
 
 	dk := derive(key, "weir/fingerprint/v1/digest")
 	kk := derive(key, "weir/fingerprint/v1/audit")
 	h.digestPool.New = func() any { return hmac.New(sha256.New, dk) }
 	h.keyedPool.New = func() any { return hmac.New(sha256.New, kk) }
 	return h, nil
+}
+
+// setBase sets the Rabin–Karp base and everything Prints derives from it.
+// Tests also use it to pick bases that deriveBase never returns.
+func (h *Hasher) setBase(b uint64) {
+	h.base = b
+	h.mask = mersenne61
+	h.base28 = mulmod(b, b) << 3
+	bk := uint64(1)
+	for range K {
+		bk = mulmod(bk, b)
+	}
+	bk1 := mulmod(bk, b)
+	for c := range uint64(256) {
+		h.negBK[c] = negmod(mulmod(c, bk))
+		h.cB[c] = mulmod(c, b)
+		h.negBK1[c] = negmod(mulmod(c, bk1))
+	}
 }
 
 // derive returns HMAC-SHA256(key, label): an independent 32-byte subkey per

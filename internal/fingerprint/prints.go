@@ -57,15 +57,15 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // private value is still attributable, and the guarantee above is not
 // weakened because it only speaks of runs of K+W−1 bytes.
 //
-// The work is done a block at a time in pooled scratch space, in four tight
-// passes (normalise, table terms, hash chain, window minima) that each keep
-// their few live values in registers; one fused loop would spill.
+// The work is done a block at a time in pooled scratch space, in three
+// tight passes (normalise, hash, window minima) that each keep their live
+// values in registers; one fused loop would spill.
 func (h *Hasher) Prints(dst []uint64, text string) []uint64 {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	clear(sc.norm[:K+1])
 	var (
-		h0, h1, bp uint64  // hash chain state, see terms and chain
+		h0, h1, bp uint64  // hash chain state, see hashes
 		prev       = noMin // minimum of the last window
 		carry      int     // hashes carried in sc.hs before index W−1
 		seen       int     // k-grams so far, capped at W
@@ -77,9 +77,7 @@ func (h *Hasher) Prints(dst []uint64, text string) []uint64 {
 		if n == 0 {
 			break
 		}
-		hs := sc.hs[W-1 : W-1+n]
-		bp = h.terms(bp, sc.norm[:K+1+n], hs)
-		h0, h1 = h.chain(h0, h1, hs)
+		h0, h1, bp = h.hashes(sc, n, h0, h1, bp)
 
 		// The first K−1 positions of a text end no complete k-gram, and
 		// nothing is carried until one does.
@@ -121,34 +119,34 @@ const noMin = ^uint64(0)
 func fill(dst *[blkMax]byte, text string, i int) (n, next int) {
 	const high = 0x8080808080808080
 	for n < blk {
-		if i+16 <= len(text) && n <= blk-16 {
+		for i+16 <= len(text) && n <= blk-16 {
 			t := (*[16]byte)([]byte(text[i : i+16]))
-			if (binary.LittleEndian.Uint64(t[:8])|binary.LittleEndian.Uint64(t[8:]))&high == 0 {
-				d := (*[256]byte)(dst[n : n+256])
-				o := put(d, 0, t[0])
-				o = put(d, o, t[1])
-				o = put(d, o, t[2])
-				o = put(d, o, t[3])
-				o = put(d, o, t[4])
-				o = put(d, o, t[5])
-				o = put(d, o, t[6])
-				o = put(d, o, t[7])
-				o = put(d, o, t[8])
-				o = put(d, o, t[9])
-				o = put(d, o, t[10])
-				o = put(d, o, t[11])
-				o = put(d, o, t[12])
-				o = put(d, o, t[13])
-				o = put(d, o, t[14])
-				o = put(d, o, t[15])
-				n += int(o)
-				i += 16
-				continue
+			if (binary.LittleEndian.Uint64(t[:8])|binary.LittleEndian.Uint64(t[8:]))&high != 0 {
+				break
 			}
+			d := (*[256]byte)(dst[n : n+256])
+			o := put(d, 0, t[0])
+			o = put(d, o, t[1])
+			o = put(d, o, t[2])
+			o = put(d, o, t[3])
+			o = put(d, o, t[4])
+			o = put(d, o, t[5])
+			o = put(d, o, t[6])
+			o = put(d, o, t[7])
+			o = put(d, o, t[8])
+			o = put(d, o, t[9])
+			o = put(d, o, t[10])
+			o = put(d, o, t[11])
+			o = put(d, o, t[12])
+			o = put(d, o, t[13])
+			o = put(d, o, t[14])
+			o = put(d, o, t[15])
+			n += int(o)
+			i += 16
 		}
 		// One rune, or one ASCII byte near the end of the text or the
 		// block.
-		if i >= len(text) {
+		if i >= len(text) || n >= blk {
 			break
 		}
 		if c := text[i]; c < utf8.RuneSelf {
@@ -201,57 +199,63 @@ var fillNorm, fillKeep = func() (norm, keep [256]byte) {
 // which is two independent chains (even and odd j) that the CPU overlaps,
 // and t_j comes from per-byte tables with no multiply at all.
 
-// terms writes t_j for the len(out) positions of norm after its K+1
-// carried bytes, given bp = a_{j−1}·B for the first, and returns the value
-// for the position after the last. Each t_j is below 3p+256.
-func (h *Hasher) terms(bp uint64, norm []byte, out []uint64) uint64 {
-	cur := norm[K+1:]
-	old := norm[1:] // c_{j−K}, leaving the k-gram
-	cur = cur[:len(out)]
-	old = old[:len(out)]
-	j := 0
-	for ; j+1 < len(out); j += 2 {
-		c0, k0 := cur[j], old[j]
-		c1, k1 := cur[j+1], old[j+1]
-		b0 := h.cB[c0] + h.negBK1[k0]
-		out[j] = bp + uint64(c0) + h.negBK[k0]
-		out[j+1] = b0 + uint64(c1) + h.negBK[k1]
-		bp = h.cB[c1] + h.negBK1[k1]
-	}
-	if j < len(out) {
-		c, k := cur[j], old[j]
-		out[j] = bp + uint64(c) + h.negBK[k]
-		bp = h.cB[c] + h.negBK1[k]
-	}
-	return bp
-}
-
-// chain replaces each t_j in hs by the canonical H_j, given h0 = H_{j−2}
-// and h1 = H_{j−1} for the first, and returns the state for the next
-// block. The state is lazily reduced (below 2^61+8); stored values are
-// canonical (below p), so equal k-grams always give equal values.
-func (h *Hasher) chain(h0, h1 uint64, hs []uint64) (uint64, uint64) {
+// hashes sets sc.hs[W−1:W−1+n] to the canonical H_j of the n positions of
+// sc.norm after its K+1 carried bytes. The state is h0 = H_{j−2} and
+// h1 = H_{j−1} for the first position, lazily reduced (below 2^61+8), and
+// bp = a_{j−1}·B; it returns the state for the position after the last.
+// Stored values are canonical (below p), so equal k-grams always give
+// equal values.
+//
+// Each t_j (below 3p+256) is summed from the tables where it is used
+// rather than stored by a pass of its own: that saves a store and a load
+// per byte and a loop, for one more register.
+func (h *Hasher) hashes(sc *scratch, n int, h0, h1, bp uint64) (uint64, uint64, uint64) {
 	// The modulus comes from the Hasher rather than a constant so that
 	// the compiler keeps it in a register instead of re-materialising the
 	// 64-bit immediate for every mask.
 	b28, p := h.base28, h.mask
+	// Slicing the scratch arrays lets the compiler address all three from
+	// sc with constant offsets, and the loop bound below then proves every
+	// index in range.
+	out := sc.hs[W-1 : W-1+n]
+	cur := sc.norm[K+1 : K+1+n]
+	old := sc.norm[1 : 1+n] // c_{j−K}, leaving the k-gram
 	j := 0
-	for ; j+3 < len(hs); j += 4 {
-		q := (*[4]uint64)(hs[j : j+4])
-		h0 = step(h0, b28, q[0], p)
-		q[0] = canon(h0, p)
-		h1 = step(h1, b28, q[1], p)
-		q[1] = canon(h1, p)
-		h0 = step(h0, b28, q[2], p)
-		q[2] = canon(h0, p)
-		h1 = step(h1, b28, q[3], p)
-		q[3] = canon(h1, p)
+	for j < len(cur)-3 {
+		// Each byte is loaded after the previous store, which keeps the
+		// compiler from hoisting all eight loads and spilling them.
+		c0, k0 := cur[j], old[j]
+		c1, k1 := cur[j+1], old[j+1]
+		x0 := step(h0, b28, bp+uint64(c0)+h.negBK[k0], p)
+		out[j] = x0
+		x1 := step(h1, b28, h.cB[c0]+h.negBK1[k0]+uint64(c1)+h.negBK[k1], p)
+		out[j+1] = x1
+		c2, k2 := cur[j+2], old[j+2]
+		h0 = step(x0, b28, h.cB[c1]+h.negBK1[k1]+uint64(c2)+h.negBK[k2], p)
+		out[j+2] = h0
+		c3, k3 := cur[j+3], old[j+3]
+		h1 = step(x1, b28, h.cB[c2]+h.negBK1[k2]+uint64(c3)+h.negBK[k3], p)
+		out[j+3] = h1
+		bp = h.cB[c3] + h.negBK1[k3]
+		j += 4
+		// The stored values are reduced only below 2^61+8, and are p or
+		// more about once in 2^58 k-grams, so instead of canon's four
+		// operations per value one test covers two (x|y is at least x and
+		// at least y, and reaches p by chance once in 2^25) and puts the
+		// rare block right.
+		if x0|x1 >= p || h0|h1 >= p {
+			for i := j - 4; i < j; i++ {
+				out[i] = canon(out[i], p)
+			}
+		}
 	}
-	for ; j < len(hs); j++ {
-		h0, h1 = h1, step(h0, b28, hs[j], p)
-		hs[j] = canon(h1, p)
+	for ; j < len(out); j++ {
+		c, k := cur[j], old[j]
+		h0, h1 = h1, step(h0, b28, bp+uint64(c)+h.negBK[k], p)
+		out[j] = canon(h1, p)
+		bp = h.cB[c] + h.negBK1[k]
 	}
-	return h0, h1
+	return h0, h1, bp
 }
 
 // step returns x·B² + t reduced to below 2^61+8, for x below 2^61+8 and
@@ -287,11 +291,8 @@ func windowMins(out *[2 * blk]uint64, hs []uint64, prev uint64) (int, uint64) {
 	// block after the one it starts in.
 	k := emit(out, 0, prev, suf[0])
 	prev = suf[0]
-	b := W
-	for ; b+W <= len(hs); b += W {
-		n, last := blockMins((*[256]uint64)(out[k:k+256]), prev, &suf, (*[W]uint64)(hs[b:b+W]))
-		k, prev = k+int(n), last
-	}
+	b := len(hs) - len(hs)%W
+	k, prev = blockMins(out, k, prev, &suf, hs[W:b])
 	pm := noMin
 	for r, v := range hs[b:] {
 		pm = min(pm, v)
@@ -336,74 +337,86 @@ func suffixMins(suf *[W + 1]uint64, cur *[W]uint64) {
 	suf[0] = m
 }
 
-// blockMins emits the minima of the W windows that end in next (window r
-// is the suffix of the previous block from r+1 and the prefix of next up
-// to r), then leaves next's suffix minima in suf for the block after it.
-func blockMins(out *[256]uint64, prev uint64, suf *[W + 1]uint64, next *[W]uint64) (uint8, uint64) {
-	var k uint8
-	pm := next[0]
-	m := min(suf[1], pm)
-	k = emit8(out, k, prev, m)
-	pm = min(pm, next[1])
-	m1 := min(suf[2], pm)
-	k = emit8(out, k, m, m1)
-	pm = min(pm, next[2])
-	m = min(suf[3], pm)
-	k = emit8(out, k, m1, m)
-	pm = min(pm, next[3])
-	m1 = min(suf[4], pm)
-	k = emit8(out, k, m, m1)
-	pm = min(pm, next[4])
-	m = min(suf[5], pm)
-	k = emit8(out, k, m1, m)
-	pm = min(pm, next[5])
-	m1 = min(suf[6], pm)
-	k = emit8(out, k, m, m1)
-	pm = min(pm, next[6])
-	m = min(suf[7], pm)
-	k = emit8(out, k, m1, m)
-	pm = min(pm, next[7])
-	m1 = min(suf[8], pm)
-	k = emit8(out, k, m, m1)
-	pm = min(pm, next[8])
-	m = min(suf[9], pm)
-	k = emit8(out, k, m1, m)
-	pm = min(pm, next[9])
-	m1 = min(suf[10], pm)
-	k = emit8(out, k, m, m1)
-	pm = min(pm, next[10])
-	m = min(suf[11], pm)
-	k = emit8(out, k, m1, m)
-	pm = min(pm, next[11])
-	// The window aligned with next: the empty suffix is noMin.
-	k = emit8(out, k, m, pm)
-	// suffixMins(suf, next), by hand: the call does not inline.
-	m = next[11]
-	suf[12] = noMin
-	suf[11] = m
-	m = min(m, next[10])
-	suf[10] = m
-	m = min(m, next[9])
-	suf[9] = m
-	m = min(m, next[8])
-	suf[8] = m
-	m = min(m, next[7])
-	suf[7] = m
-	m = min(m, next[6])
-	suf[6] = m
-	m = min(m, next[5])
-	suf[5] = m
-	m = min(m, next[4])
-	suf[4] = m
-	m = min(m, next[3])
-	suf[3] = m
-	m = min(m, next[2])
-	suf[2] = m
-	m = min(m, next[1])
-	suf[1] = m
-	m = min(m, next[0])
-	suf[0] = m
-	return k, pm
+// blockMins emits the minima of the windows that end in each block of W
+// in blocks (len(blocks) a multiple of W), given the suffix minima of the block
+// before it in suf, and leaves the last block's suffix minima in suf. Window
+// r of a block is the suffix of the previous block from r+1 and the prefix
+// of the block up to r. The loop over blocks is here rather than in
+// windowMins so that k, prev and the slices stay in registers across
+// blocks instead of being spilled around a call.
+func blockMins(out *[2 * blk]uint64, k int, prev uint64, suf *[W + 1]uint64, blocks []uint64) (int, uint64) {
+	for len(blocks) >= W {
+		// Within a block the write offset is a byte into a 256-entry
+		// window, see emit8.
+		out := (*[256]uint64)(out[k : k+256])
+		next := (*[W]uint64)(blocks)
+		var k8 uint8
+		pm := next[0]
+		m := min(suf[1], pm)
+		k8 = emit8(out, k8, prev, m)
+		pm = min(pm, next[1])
+		m1 := min(suf[2], pm)
+		k8 = emit8(out, k8, m, m1)
+		pm = min(pm, next[2])
+		m = min(suf[3], pm)
+		k8 = emit8(out, k8, m1, m)
+		pm = min(pm, next[3])
+		m1 = min(suf[4], pm)
+		k8 = emit8(out, k8, m, m1)
+		pm = min(pm, next[4])
+		m = min(suf[5], pm)
+		k8 = emit8(out, k8, m1, m)
+		pm = min(pm, next[5])
+		m1 = min(suf[6], pm)
+		k8 = emit8(out, k8, m, m1)
+		pm = min(pm, next[6])
+		m = min(suf[7], pm)
+		k8 = emit8(out, k8, m1, m)
+		pm = min(pm, next[7])
+		m1 = min(suf[8], pm)
+		k8 = emit8(out, k8, m, m1)
+		pm = min(pm, next[8])
+		m = min(suf[9], pm)
+		k8 = emit8(out, k8, m1, m)
+		pm = min(pm, next[9])
+		m1 = min(suf[10], pm)
+		k8 = emit8(out, k8, m, m1)
+		pm = min(pm, next[10])
+		m = min(suf[11], pm)
+		k8 = emit8(out, k8, m1, m)
+		pm = min(pm, next[11])
+		// The window aligned with the block: the empty suffix is noMin.
+		k8 = emit8(out, k8, m, pm)
+		k += int(k8)
+		prev = pm
+		// suffixMins(suf, next), by hand: the call does not inline.
+		// suf[W] stays noMin, and suf[0], the whole block's minimum, is
+		// not read again.
+		m = next[11]
+		suf[11] = m
+		m = min(m, next[10])
+		suf[10] = m
+		m = min(m, next[9])
+		suf[9] = m
+		m = min(m, next[8])
+		suf[8] = m
+		m = min(m, next[7])
+		suf[7] = m
+		m = min(m, next[6])
+		suf[6] = m
+		m = min(m, next[5])
+		suf[5] = m
+		m = min(m, next[4])
+		suf[4] = m
+		m = min(m, next[3])
+		suf[3] = m
+		m = min(m, next[2])
+		suf[2] = m
+		m = min(m, next[1])
+		suf[1] = m
+		blocks = blocks[W:]
+	}
+	return k, prev
 }
 
 // emit8 is emit for blockMins, whose offset into a 256-entry window is a
