@@ -129,7 +129,7 @@ func (pr *Predicate) EvalContext(ctx context.Context, vars Vars) (bool, error) {
 	if pr == nil {
 		return false, errNoProgram
 	}
-	return pr.eval(ctx, &activation{v: &vars, config: pr.config})
+	return pr.eval(ctx, &activation{v: vars, config: pr.config})
 }
 
 var errNoProgram = errors.New("predicate was not compiled")
@@ -168,7 +168,7 @@ func errCost(err error) bool {
 // variables an expression names are converted, and each at most once per
 // call, however many predicates read it.
 type activation struct {
-	v      *Vars
+	v      Vars
 	config ref.Val
 	cache  [len(celVarNamesArray)]ref.Val
 }

@@ -1,36 +1,61 @@
 // Package policy loads, validates and compiles Weir's YAML policy: which
-// labels tools carry, and what to do with a sink call given what the session
-// has seen.
+// labels tools carry, what to do with a sink call given what the session
+// has seen, and which calls rules refuse whatever the session holds.
 //
-// A policy says four things:
+// A policy says:
 //
 //   - mode: enforce (blocked calls never reach the server) or monitor
 //     (decide and log, block nothing);
+//   - preset: the embedded policy the file is layered on;
 //   - default_action: what happens to a tool no `tools:` entry matches,
 //     allow (label it from annotations and heuristics) or deny (refuse it:
 //     allowlist mode);
 //   - flow: the action (allow, warn, block, escalate) for exfiltration
 //     (private data found in a sink's arguments), trifecta (a sink call while
-//     private data and untrusted input are both held) and integrity (a sink
-//     call after any untrusted input); min_matches, the fingerprint hits that
-//     make a leak; and allow_flows, declassified "FROM -> TO" flows;
+//     private data and untrusted input are both held), integrity (a sink
+//     call after any untrusted input) and tainted_args (a sink call whose
+//     arguments carry values attributed to untrusted results); min_matches,
+//     the fingerprint hits that make a leak; and allow_flows, declassified
+//     "FROM -> TO" flows;
+//   - config: named values that rules' predicates compare against;
 //   - tools: labels (private, untrusted, sink) for the tools a pattern
-//     matches.
+//     matches;
+//   - rules: argument constraints, CEL predicates and rate limits for the
+//     tools a pattern matches.
 //
 // A complete file:
 //
 //	version: 1
 //	mode: enforce                 # enforce | monitor
+//	preset: default               # default | strict | dataflow | integrity | monitor
 //	default_action: allow         # allow | deny
 //	flow:
 //	  exfiltration: block         # allow | warn | block | escalate
 //	  trifecta: warn
 //	  integrity: allow
+//	  tainted_args: allow
 //	  min_matches: 2
-//	  allow_flows: ["notes:* -> slack:post_message"]
+//	  allow_flows: ["filesystem:* -> github:create_pull_request"]
+//	config:
+//	  allowed_domains: [corp.example]
 //	tools:
-//	  - {match: "notes:*", labels: [private]}
 //	  - {match: "web:fetch", labels: [untrusted, sink]}
+//	rules:
+//	  - id: ssh-guard
+//	    match: "*read_file*"
+//	    args:
+//	      path: {within: ["~/projects"], deny: ['(^|/)\.ssh(/|$)', '\.env$']}
+//	  - match: "slack:post_message"
+//	    rate_limit: 10/minute
+//	    args:
+//	      channel: {one_of: ["#eng-bots"]}
+//	  - match: "mail:send"
+//	    when: 'recipient_domains.exists(d, !(d in config.allowed_domains))'
+//	    action: escalate
+//	    because: "mail outside the company needs a human"
+//
+// [Schema] returns a JSON Schema of this format for editors; the loader is
+// the authority (the schema cannot check globs, regular expressions or CEL).
 //
 // # Where the policy comes from
 //
@@ -44,23 +69,46 @@
 // Weir never falls back to the default silently. (The --monitor flag is
 // applied by the caller on top of whatever is resolved.)
 //
-// # Precedence inside a policy
-//
-// A policy file is layered on the default preset ([Parse]):
-//
-//   - a key the file sets replaces the preset's value; flow keys are taken
-//     one by one, so `flow: {trifecta: block}` changes only trifecta;
-//   - a key the file leaves out keeps the preset's value, and an empty file
-//     is the default preset;
-//   - `tools:` and `flow.allow_flows:` entries are appended after the
-//     preset's, never replacing them;
-//   - `version: 1` is required in every non-empty file.
+// # Presets and precedence
 //
 // Presets ([Preset], [PresetNames], [PresetText]) are embedded policy files
 // in the same format, parsed by the same code; each sets every key and
-// explains it. "default": enforce, default_action allow, exfiltration block,
-// trifecta warn, integrity allow, min_matches 2, no tools. "monitor": the
-// same in monitor mode.
+// explains it:
+//
+//   - default: exfiltration block, trifecta warn, integrity allow,
+//     tainted_args allow;
+//   - strict: any sink call once private data and untrusted input are both
+//     held is blocked, no attribution needed (trifecta block); exfiltration
+//     and tainted_args block, integrity warn;
+//   - dataflow: sink calls whose arguments attribute to private sources
+//     (exfiltration) or untrusted ones (tainted_args) are blocked; the rest
+//     of the trifecta escalates; integrity allow;
+//   - integrity: every sink call after untrusted input escalates
+//     (integrity, trifecta and tainted_args escalate), exfiltration block;
+//   - monitor: default in monitor mode.
+//
+// All of them: enforce (but monitor), default_action allow, min_matches 2,
+// no tools, rules, config or allow_flows. A preset cannot name another
+// preset, and a preset's rules must have ids.
+//
+// A policy file is layered on the preset its `preset:` key names, default
+// when it names none ([Parse]):
+//
+//   - a scalar key the file sets replaces the preset's value; flow keys are
+//     taken one by one, so `flow: {trifecta: block}` changes only trifecta;
+//   - this includes mode: a file that says `preset: monitor` and
+//     `mode: enforce` is enforced (the file is explicit, the preset is a
+//     starting point);
+//   - a key the file leaves out keeps the preset's value, and an empty file
+//     is the default preset;
+//   - `tools:`, `rules:` and `flow.allow_flows:` entries are appended after
+//     the preset's, never replacing them;
+//   - `config:` is merged key by key, the file's value replacing the
+//     preset's for a key both set (a whole value: lists are not merged);
+//     every predicate, the preset's included, reads the merged config, so a
+//     file tunes a preset's rules by setting the keys they read;
+//   - a rule id may not repeat one of the preset's;
+//   - `version: 1` is required in every non-empty file.
 //
 // # Matching tools
 //
@@ -71,6 +119,95 @@
 // allow_flows rule "FROM -> TO" is two such patterns; [Policy.FlowAllowed]
 // takes the source and the sink as "server/tool".
 //
+// # Rules
+//
+// A rule ([Rule]) has a `match:` pattern and at least one of `args:`,
+// `when:` and `rate_limit:`; optionally an `id:` (default "rules[N]", N
+// counting from 0 in its file), an `action:` (allow, warn, block or
+// escalate; block by default) and a `because:` (the reason the user and the
+// model read).
+//
+// For a call to a matching tool ([Policy.Fire]), a rule fires when its
+// `when` predicate is true or one of its argument constraints is broken,
+// and firing applies its action; action allow records the firing and
+// changes nothing. A predicate that cannot be evaluated (a missing key, a
+// type error, the cost limit) fires the rule with a block, naming the rule:
+// rules fail closed. Separately, a call over the rule's rate_limit fires it
+// with a block, whatever its action. Rules only add findings: adding a rule
+// never makes a call more allowed (a property test checks this), and the
+// engine takes the most severe action of everything that fired.
+//
+// # Argument constraints
+//
+// `args:` maps a top-level argument name to its constraints ([ArgRule]). An
+// argument the call does not send is not checked (write a `when` such as
+// `has(args.to)` to require one). When the argument is an array, each
+// element is checked. A value of the wrong type for a constraint (null, an
+// object, a number where a path is expected) breaks it.
+//
+//   - within: [dirs]: the path, resolved ([ResolvePath]: file: URLs,
+//     percent-decoding, ~, the working directory, "..", symlinks), must be
+//     one of the directories or under one, by whole components
+//     (/home/u/projects2 is not within /home/u/projects). The directories
+//     must be absolute or start with ~/; ~ is expanded at load from $HOME;
+//     their own symlinks are not resolved, so an allowed directory that is a
+//     symlink must be written as its real path. The relay resolves the
+//     arguments [Policy.PathArgs] names before the decision, which stays
+//     pure.
+//   - deny: [regexps], allow: [regexps]: RE2 (linear-time: no lookaround,
+//     no backreferences), unanchored unless written with ^ and $, matched
+//     against the value and, for a within argument, its resolved path too:
+//     deny breaks on a match of either, allow needs both to match.
+//   - one_of: [values]: strings, numbers or booleans, equal as JSON values
+//     (1 equals 1.0; "1" does not equal 1).
+//   - hosts: {allow: [...], deny: [...]}: the value must be an absolute
+//     http or https URL; its host, canonical ([CanonicalHost]: lower case,
+//     IDNA A-label, no trailing dot, IPv4 in every browser spelling read as
+//     the address), must match no deny pattern and, when there is an allow
+//     list, one allow pattern. "corp.example" is that host; "*.corp.example"
+//     its subdomains only.
+//   - max_length: N: at most N characters (runes).
+//   - min: X, max: Y: a number within [X, Y].
+//
+// Violations ("$.path is outside ~/projects") never quote the value: they
+// reach the audit log.
+//
+// # Predicates
+//
+// `when:` is a CEL expression (cel.dev/cel-go), compiled once at load in a
+// typed environment; a syntax or type error, an expression that cannot give
+// true or false, or a `config.KEY` the config does not hold is a load error
+// naming the rule. The variables, which the engine fills ([Vars]):
+//
+//	server             string             the server name
+//	tool               string             the tool name
+//	args               map(string, dyn)   the call's arguments (numbers are doubles)
+//	labels             list(string)       the tool's labels: "private", "untrusted", "sink"
+//	session            map(string, list(string))
+//	                                      session.legs: trifecta legs held ("private", "untrusted")
+//	                                      session.sources: results seen, as "server/tool"
+//	provenance         map(string, list(string))
+//	                                      argument path ("$.to") -> labels of the sources it came from
+//	recipient_domains  list(string)       domains of the e-mail addresses in the arguments
+//	url_hosts          list(string)       hosts of the URLs in the arguments
+//	config             map(string, dyn)   the policy's config
+//
+// config is a constant of the policy, bound when the policy is built; no
+// call can supply or change it. In it, whole numbers are ints and other
+// numbers doubles; comparisons across the two work (args.amount >
+// config.limit), as do CEL's optional syntax (args.?cc.orValue([])) and the
+// strings, sets and lists extensions. Every evaluation is bounded by
+// [MaxPredicateCost] in CEL's cost units; exceeding it is an error, which
+// blocks.
+//
+// # Rate limits
+//
+// `rate_limit: N/UNIT`, N from 1 to 1000000 and UNIT second, minute or hour
+// (or sec, min, hr), is at most N calls per unit for the tools the rule
+// matches, counted per session and rule id by the state store
+// ([Policy.RateLimits]), shared by the proxies of one session. The store
+// tells the engine which limits a call exceeds ([Vars].RateExceeded).
+//
 // # Errors
 //
 // Validation reports every problem in a file at once, as an [ErrorList] of
@@ -78,7 +215,9 @@
 // and says how to fix it:
 //
 //	policy.yaml:4:13: flow.trifecta: unknown action "blok"; want allow, warn, block or escalate; did you mean "block"?
+//	policy.yaml:9:37: rules[0].when: config has no key "allowed_domain"; did you mean "allowed_domains"?
 //
-// Unknown keys, duplicate keys, wrong types, bad values, bad patterns and
-// YAML syntax errors are all errors; nothing in a policy is ignored.
+// Unknown keys, duplicate keys, wrong types, bad values, bad patterns,
+// regular expressions and predicates, and YAML syntax errors are all
+// errors; nothing in a policy is ignored.
 package policy

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/weir-sec/weir/internal/policy"
@@ -57,4 +58,66 @@ func ExamplePreset() {
 	// Output:
 	// preset:monitor monitor block
 	// [default strict dataflow integrity monitor]
+}
+
+func ExamplePolicy_Fire() {
+	p, err := policy.Parse("policy.yaml", []byte(`version: 1
+preset: strict
+config:
+  allowed_domains: [corp.example]
+rules:
+  - id: ssh-guard
+    match: "*read_file*"
+    args:
+      path: {within: ["/home/me/projects"], deny: ['(^|/)\.ssh(/|$)']}
+  - match: "mail:send"
+    when: 'recipient_domains.exists(d, !(d in config.allowed_domains))'
+    action: escalate
+    because: "mail outside the company needs a human"
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// The relay resolves path arguments (symlinks, ~, ..) before deciding.
+	resolved := func(raw string) (string, bool) {
+		r, err := policy.ResolvePath(raw, "/home/me", "/home/me/projects")
+		return r, err == nil
+	}
+	for _, c := range []struct {
+		server, tool string
+		args         map[string]any
+		vars         policy.Vars
+	}{
+		{"fs", "read_file", map[string]any{"path": "notes/todo.md"}, policy.Vars{}},
+		{"fs", "read_file", map[string]any{"path": "../.ssh/id_rsa"}, policy.Vars{}},
+		{"mail", "send", map[string]any{"to": "x@evil.example"}, policy.Vars{RecipientDomains: []string{"evil.example"}}},
+	} {
+		fired := p.Fire(c.server, c.tool, c.args, c.vars, resolved)
+		fmt.Printf("%s:%s %v", c.server, c.tool, policy.MostSevere(fired))
+		for _, f := range fired {
+			fmt.Printf(" [%s: %s]", f.Rule.ID, f.Reason)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// fs:read_file allow
+	// fs:read_file block [ssh-guard: $.path is outside /home/me/projects]
+	// mail:send escalate [rules[1]: mail outside the company needs a human]
+}
+
+func ExampleSchema() {
+	var schema struct {
+		Schema     string         `json:"$schema"`
+		Properties map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal(policy.Schema(), &schema); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(schema.Schema)
+	fmt.Println(len(schema.Properties), "top-level keys")
+	// Output:
+	// https://json-schema.org/draft/2020-12/schema
+	// 8 top-level keys
 }

@@ -80,6 +80,9 @@ func CanonicalHost(host string) (string, error) {
 		}
 		return a.String(), nil
 	}
+	if h, ok := plainHost(host); ok {
+		return h, nil
+	}
 	a, err := idna.Lookup.ToASCII(host)
 	if err != nil {
 		return "", fmt.Errorf("not a valid host name (%v)", err)
@@ -88,6 +91,37 @@ func CanonicalHost(host string) (string, error) {
 		return "", errors.New("not a valid host name")
 	}
 	return a, nil
+}
+
+// plainHost is the fast path of CanonicalHost for the common case, an
+// ASCII letters-digits-hyphens name: IDNA's lookup profile maps such a name
+// to itself in lower case, provided no label is empty, longer than 63, starts
+// or ends with "-", or has "--" in its third and fourth places (punycode
+// and reserved labels, which go through IDNA).
+func plainHost(host string) (string, bool) {
+	lower := true
+	label := 0
+	for i := 0; i <= len(host); i++ {
+		if i == len(host) || host[i] == '.' {
+			l := host[label:i]
+			if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' || len(l) >= 4 && l[2] == '-' && l[3] == '-' {
+				return "", false
+			}
+			label = i + 1
+			continue
+		}
+		switch c := host[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
+		case c >= 'A' && c <= 'Z':
+			lower = false
+		default:
+			return "", false
+		}
+	}
+	if !lower {
+		return strings.ToLower(host), true
+	}
+	return host, true
 }
 
 // endsInNumber is the WHATWG "ends in a number" check: the last label is

@@ -301,7 +301,7 @@ func mustRule(t *testing.T, s string) FlowRule {
 	return r
 }
 
-func mustParse(t *testing.T, src string) *Policy {
+func mustParse(t testing.TB, src string) *Policy {
 	t.Helper()
 	p, err := Parse("p.yaml", []byte(src))
 	if err != nil {

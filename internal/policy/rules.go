@@ -154,7 +154,8 @@ func (a *ArgRule) one(path string, v any, resolved func(string) (string, bool)) 
 				return msg
 			}
 		}
-		if a.MaxLength > 0 && utf8.RuneCountInString(s) > a.MaxLength {
+		// No more bytes than the limit means no more characters either.
+		if a.MaxLength > 0 && len(s) > a.MaxLength && utf8.RuneCountInString(s) > a.MaxLength {
 			return fmt.Sprintf("%s is longer than %d characters", path, a.MaxLength)
 		}
 	}
@@ -342,17 +343,18 @@ type Firing struct {
 // Fire returns the rules that fire for a call, in rule order. It is pure
 // and deterministic; the engine calls it for every tools/call.
 //
-// Fire sets vars.Server, vars.Tool and vars.Args from its own arguments, so
-// predicates see the call being decided. resolved gives the resolved form
+// Predicates see server, tool and args as given to Fire, whatever
+// vars.Server, vars.Tool and vars.Args say. resolved gives the resolved form
 // of path arguments (see [ArgRule.Check]).
 //
 // For each rule whose pattern matches:
 //
 //   - when its ID is in vars.RateExceeded, it fires with a block (a rate
 //     limit is not softened by the rule's action);
-//   - when its `when` is true, or else when some argument breaks its
-//     constraints, it fires with its action (an allow firing is recorded
-//     and changes nothing);
+//   - when its `when` is true, or some argument breaks its constraints, it
+//     fires once with its action (an allow firing is recorded and changes
+//     nothing); the detail is "when: EXPR" if the predicate is true, else
+//     the first violation;
 //   - when its `when` cannot be evaluated (a missing key, a type error, the
 //     cost limit), it fires with a block whose reason names the rule: it
 //     fails closed.
@@ -362,9 +364,8 @@ func (p *Policy) Fire(server, tool string, args map[string]any, vars Vars, resol
 	if p == nil {
 		return nil
 	}
-	vars.Server, vars.Tool, vars.Args = server, tool, args
 	var fired []Firing
-	var act *activation
+	var act *activation // built when the first predicate runs, shared by all
 	for i := range p.Rules {
 		r := &p.Rules[i]
 		if !r.Match.Match(server, tool) {
@@ -374,9 +375,22 @@ func (p *Policy) Fire(server, tool string, args map[string]any, vars Vars, resol
 			d := fmt.Sprintf("this call is over the rate limit of rule %s (%s)", r.ID, r.RateLimit.Text)
 			fired = append(fired, Firing{Rule: r, Action: flow.Block, Reason: d, Detail: d})
 		}
-		if r.When != nil {
+		violation := ""
+		for j := range r.Args {
+			a := &r.Args[j]
+			if v, present := args[a.Name]; present {
+				if violation = a.Check(v, resolved); violation != "" {
+					break
+				}
+			}
+		}
+		// A rule that blocks on its arguments fires with a block whatever
+		// its predicate says (true, false or an error), so the predicate
+		// need not run.
+		if r.When != nil && (violation == "" || r.Action != flow.Block) {
 			if act == nil {
-				act = &activation{v: &vars}
+				act = &activation{v: vars}
+				act.v.Server, act.v.Tool, act.v.Args = server, tool, args
 			}
 			act.config = r.When.config
 			ok, err := r.When.eval(context.Background(), act)
@@ -393,16 +407,8 @@ func (p *Policy) Fire(server, tool string, args map[string]any, vars Vars, resol
 				continue
 			}
 		}
-		for j := range r.Args {
-			a := &r.Args[j]
-			v, present := args[a.Name]
-			if !present {
-				continue
-			}
-			if msg := a.Check(v, resolved); msg != "" {
-				fired = append(fired, r.firing(msg))
-				break
-			}
+		if violation != "" {
+			fired = append(fired, r.firing(violation))
 		}
 	}
 	return fired
