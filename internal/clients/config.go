@@ -451,6 +451,8 @@ func (r *reader) entry(name string, v *node, ptr, project string) error {
 	}
 	switch {
 	case cm == nil:
+	case cm.val.kind == kString && f == FormatOpencode:
+		s.Problem = "opencode wants \"command\" as a list, [\"npx\", \"-y\", \"package\"]; it does not read a string or \"args\""
 	case cm.val.kind == kString:
 		e = entry{form: formSplit, obj: def, cmd: cm, args: def.member("args")}
 	case cm.val.kind == kObject && f == FormatZed:
@@ -472,14 +474,11 @@ func (r *reader) entry(name string, v *node, ptr, project string) error {
 	default:
 		s.Problem = fmt.Sprintf("%q is %s; want a string", cmdKey, cm.val.kind)
 	}
-	if e.args != nil && e.args.val.kind == kNull {
-		e.args = nil // "args": null reads as no arguments; Wrap rewrites the member
-	}
 
 	switch e.form {
 	case formSplit:
 		s.Command = e.cmd.val.str
-		if e.args != nil {
+		if e.args != nil && e.args.val.kind != kNull { // "args": null reads as no arguments
 			if e.args.val.kind != kArray {
 				s.Problem = fmt.Sprintf("\"args\" is %s; want a list of strings", e.args.val.kind)
 			} else {

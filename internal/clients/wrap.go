@@ -88,7 +88,7 @@ func Wrap(c *Config, opts WrapOptions) (out []byte, changes []Change, err error)
 			if ValidName(name) != nil {
 				name = SuggestName(name)
 			}
-			ch.Action, ch.Detail = ActionHTTP, shellJoin([]string{"weir", "serve", "--name", name, "--upstream", s.URL})
+			ch.Action, ch.Detail = ActionHTTP, shellJoin([]string{weir, "serve", "--name", name, "--upstream", s.URL})
 		case s.Transport == TransportBuiltin:
 			ch.Action, ch.Detail = ActionRefused, "provided by the client itself (or one of its extensions); there is no command for Weir to run"
 		case s.Transport != TransportStdio:
@@ -480,13 +480,11 @@ func (c *Config) wrapEdits(e entry, weir string, prefix []string) ([]edit, strin
 		if e.args == nil || e.args.val.kind == kNull {
 			intoFlow := c.syntax == syntaxYAML
 			all := append(items, c.move(cmd, intoFlow))
-			if e.args != nil { // "args": null
-				v := e.args.val
-				if why := c.canEdit(v, "args"); why != "" && c.syntax == syntaxYAML {
-					return nil, why
-				}
-				isep := ", "
-				return append(edits, edit{v.start, v.end, "[" + strings.Join(all, isep) + "]"}), ""
+			if e.args != nil {
+				// "args": null (or YAML "args:" with nothing after it) could
+				// not be told apart from "args": [] after wrapping, and Unwrap
+				// must give back the bytes it was given.
+				return nil, "\"args\" is null; write [] or remove it, then run weir wrap again"
 			}
 			text, why := c.insertedArgs(e, all)
 			if why != "" {

@@ -317,8 +317,9 @@ func (y *yamlConv) scalarSpan(n *yaml.Node, out *node, inFlow bool) {
 		}
 		out.end = j
 		// A plain scalar that continues on the next line would read
-		// differently from its first line alone.
-		out.editable = string(d[i:j]) == n.Value
+		// differently from its first line alone. An empty value (a null
+		// written as nothing) has no span to edit.
+		out.editable = j > i && string(d[i:j]) == n.Value
 	}
 }
 
