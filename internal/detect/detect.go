@@ -1,0 +1,599 @@
+package detect
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Severity ranks a finding. The zero value, None, means no finding.
+type Severity uint8
+
+const (
+	None   Severity = iota // no finding (Max of an empty list)
+	Low                    // record it
+	Medium                 // warn
+	High                   // quarantine a definition; raise the verdict on a result
+)
+
+func (s Severity) String() string {
+	switch s {
+	case None:
+		return "none"
+	case Low:
+		return "low"
+	case Medium:
+		return "medium"
+	case High:
+		return "high"
+	}
+	return "severity(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Finding is one thing a detector found in one field.
+type Finding struct {
+	// Detector is the stable id of the detector: instruction-markup,
+	// ignore-instructions, prompt-extraction, conceal-from-user,
+	// read-before-use, addressed-to-model, sensitive-path, secret-request,
+	// exfiltration-request, shadowing, name-collision, tag-smuggling,
+	// invisible-control, bidi-control, variation-selector-smuggling,
+	// homoglyph, ansi-escape, hidden-html, image-exfiltration, oversized.
+	Detector string
+	Severity Severity
+	// Field says where: "name", "title", "description", "instructions",
+	// a JSON path into a schema or the annotations
+	// ("inputSchema.properties.path.description",
+	// "inputSchema.properties[\"a.b\"].default", "outputSchema.required[0]"),
+	// the same path with "#key" for an object key itself
+	// ("inputSchema.properties.sidenote#key"), `prompts["name"].description`,
+	// `resources["name"].description`, or for ScanText the field it was
+	// given ("result.content[0].text").
+	Field string
+	// Start and End are the byte span of the evidence in the field's text
+	// (for a schema field: the decoded JSON string).
+	Start, End int
+	// Evidence is the span made visible, at most 120 bytes: invisible
+	// characters as \u{…}, tag characters decoded ("⟦tags: …⟧"),
+	// controls as \x1b, \n….
+	Evidence string
+	// Message is one sentence for a person: what was found and why it
+	// matters.
+	Message string
+}
+
+// Tool is a tool definition: every field of it that a model sees.
+type Tool struct {
+	Server                    string // the server that lists it
+	Name, Title, Description  string
+	InputSchema, OutputSchema json.RawMessage // every key and string value is scanned
+	Annotations               json.RawMessage
+}
+
+// Catalogue is what one server shows the model.
+type Catalogue struct {
+	Server       string
+	Instructions string // the server's initialize instructions
+	Tools        []Tool
+	Prompts      []NamedText
+	Resources    []NamedText
+}
+
+// NamedText is a prompt or resource: a name and a description.
+type NamedText struct{ Name, Description string }
+
+// Max returns the highest severity of fs, or None when fs is empty.
+func Max(fs []Finding) Severity {
+	m := None
+	for _, f := range fs {
+		if f.Severity > m {
+			m = f.Severity
+		}
+	}
+	return m
+}
+
+// ScanTool returns the findings of one tool definition, in field order.
+// others lists the tools of other servers (server → tool names) for the
+// shadowing detector; an entry for t.Server itself is ignored, and a name
+// t itself has never counts.
+func ScanTool(t Tool, others map[string][]string) []Finding {
+	return scanTool(t, others, []string{t.Name})
+}
+
+// ScanCatalogue scans a server's whole catalogue. The result maps a tool
+// name to its findings, and "" to the server-level findings (instructions,
+// prompts, resources); names without findings are absent. Mentions of the
+// catalogue's own tools never count as shadowing.
+func ScanCatalogue(c Catalogue, others map[string][]string) map[string][]Finding {
+	same := make([]string, 0, len(c.Tools)+len(c.Prompts))
+	for _, t := range c.Tools {
+		same = append(same, t.Name)
+	}
+	for _, p := range c.Prompts {
+		same = append(same, p.Name)
+	}
+	out := map[string][]Finding{}
+	ix := newShadowIndex(others, c.Server, same)
+	var server []rawFinding
+	server = append(server, scanField(ctxDef, "instructions", c.Instructions, fieldOpts{shadow: ix})...)
+	server = append(server, oversizedText("instructions", c.Instructions)...)
+	for _, group := range []struct {
+		kind  string
+		items []NamedText
+	}{{"prompts", c.Prompts}, {"resources", c.Resources}} {
+		for _, p := range group.items {
+			base := group.kind + "[" + strconv.Quote(p.Name) + "]"
+			server = append(server, scanField(ctxDef, base+".name", p.Name, fieldOpts{})...)
+			server = append(server, scanField(ctxDef, base+".description", p.Description, fieldOpts{shadow: ix})...)
+			server = append(server, oversizedText(base+".description", p.Description)...)
+		}
+	}
+	if fs := finish(ctxDef, server); len(fs) > 0 {
+		out[""] = fs
+	}
+	for _, t := range c.Tools {
+		if c.Server != "" && t.Server == "" {
+			t.Server = c.Server
+		}
+		if fs := scanToolWith(t, others, ix); len(fs) > 0 {
+			out[t.Name] = append(out[t.Name], fs...)
+		}
+	}
+	return out
+}
+
+func scanTool(t Tool, others map[string][]string, same []string) []Finding {
+	return scanToolWith(t, others, newShadowIndex(others, t.Server, same))
+}
+
+func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding {
+	var raw []rawFinding
+	raw = append(raw, scanField(ctxDef, "name", t.Name, fieldOpts{})...)
+	raw = append(raw, scanField(ctxDef, "title", t.Title, fieldOpts{shadow: ix})...)
+	raw = append(raw, scanField(ctxDef, "description", t.Description, fieldOpts{shadow: ix})...)
+	raw = append(raw, oversizedText("description", t.Description)...)
+	for _, sch := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"inputSchema", t.InputSchema}, {"outputSchema", t.OutputSchema}, {"annotations", t.Annotations}} {
+		raw = append(raw, scanJSON(sch.name, sch.raw, ix)...)
+		if sch.name != "annotations" {
+			raw = append(raw, oversizedSchema(sch.name, len(sch.raw))...)
+		}
+	}
+	raw = append(raw, impersonation(t, others)...)
+	for _, srv := range sortedServers(others) {
+		if srv == t.Server {
+			continue
+		}
+		for _, n := range others[srv] {
+			if n == t.Name && n != "" {
+				raw = append(raw, rawFinding{Finding: Finding{Detector: detNameCollide, Severity: Low, Field: "name", End: len(t.Name),
+					Message: "Server " + srv + " has a tool with the same name: a client that does not namespace tools may call the wrong one."}})
+			}
+		}
+	}
+	return finish(ctxDef, raw)
+}
+
+// ScanText scans text a tool returned (or any text the model is about to
+// read) and returns the findings, with field as their Field.
+func ScanText(field, text string) []Finding {
+	return finish(ctxRes, scanField(ctxRes, field, text, fieldOpts{}))
+}
+
+// ctxKind says whether text is part of a definition or a result: the same
+// sign weighs more in a definition, which should hold no instructions to
+// hide, than in a result, which quotes the world.
+type ctxKind uint8
+
+const (
+	ctxDef ctxKind = iota
+	ctxRes
+)
+
+type fieldOpts struct {
+	shadow     *shadowIndex
+	secretName bool // the field describes a parameter named like a secret
+}
+
+// rawFinding is a finding before the cross-finding rules run.
+type rawFinding struct {
+	Finding
+	mention bool // demoted because the text talks about the phrase
+}
+
+// corroborating are the detectors whose findings reinforce each other: two
+// of them in one definition (or one result) are more than either alone.
+var corroborating = map[string]bool{
+	detMarkup: true, detIgnore: true, detConceal: true, detReadFirst: true, detPath: true,
+	detSecret: true, detExfil: true, detShadow: true, detAddress: true, detTag: true, detVS: true, detExtract: true, detToolCall: true,
+}
+
+// InjectionDetectors are the detectors of instructions aimed at the model,
+// as opposed to hiding techniques and hygiene; precision and recall are
+// measured on them.
+var InjectionDetectors = map[string]bool{
+	detMarkup: true, detIgnore: true, detConceal: true, detReadFirst: true, detPath: true,
+	detSecret: true, detExfil: true, detAddress: true, detTag: true, detVS: true, detExtract: true, detToolCall: true,
+}
+
+const maxPerDetector = 8
+
+// scanField runs every text detector over one field.
+func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
+	if text == "" {
+		return nil
+	}
+	var out []rawFinding
+	add := func(det string, sev Severity, start, end int, msg string) {
+		out = append(out, rawFinding{Finding: Finding{Detector: det, Severity: sev, Field: field, Start: start, End: end, Message: msg}})
+	}
+	v := newView(text)
+	for _, h := range matchPhrases(v) {
+		r := &phraseRules[h.rule]
+		if opt.secretName && r.detector == detSecret {
+			continue
+		}
+		sev := sevFor(ctx, r.def, r.res)
+		if h.mention {
+			sev = demote(ctx, sev)
+		}
+		s, e := v.tokSpan(h.a, h.b)
+		out = append(out, rawFinding{Finding: Finding{Detector: r.detector, Severity: sev, Field: field, Start: s, End: e, Message: r.msg}, mention: h.mention})
+	}
+	for _, h := range scanMarkup(v) {
+		sev, msg := markupSeverity(h, ctx)
+		ta := v.tokenAt(h.ns)
+		mention := false
+		if ta < len(v.toks) && (h.kind == mkTag || h.kind == mkToken || h.kind == mkRoleTag) {
+			tb := max(ta, v.tokenAt(h.ne)-1)
+			if tb >= len(v.toks) {
+				tb = len(v.toks) - 1
+			}
+			if isMention(v, ta, tb) {
+				mention = true
+				sev = demote(ctx, sev)
+			}
+		}
+		s, e := v.span(h.ns, h.ne)
+		out = append(out, rawFinding{Finding: Finding{Detector: detMarkup, Severity: sev, Field: field, Start: s, End: e, Message: msg}, mention: mention})
+	}
+	for _, h := range scanPaths(v) {
+		req := requested(v, h.ns, h.ne)
+		var sev Severity
+		var msg string
+		switch {
+		case req:
+			sev = sevFor(ctx, High, Medium)
+			msg = "Asks for " + h.lit.what + ": instructions to read or send credential files are how poisoned tools steal secrets."
+		default:
+			sev = sevFor(ctx, Medium, Low)
+			msg = "Mentions " + h.lit.what + "."
+		}
+		s, e := v.span(h.ns, h.ne)
+		add(detPath, sev, s, e, msg)
+	}
+	scanUnicode(text, ctx, add)
+	scanANSI(text, ctx, add)
+	scanShadow(text, v, opt.shadow, add)
+	if strings.IndexByte(text, '<') >= 0 {
+		spans, imgs := scanHiddenHTML(text)
+		for _, h := range spans {
+			add(detHiddenHTML, Low, h.start, h.end, "Text hidden from view by "+h.why+": the model reads it, a person looking at the page does not.")
+		}
+		for _, u := range imgs {
+			if k := strings.Index(text, u); k >= 0 {
+				add(detImageExfil, sevFor(ctx, High, Medium), k, k+len(u), "An image whose URL carries data: the client fetches it without a tool call, so it can carry data out.")
+			}
+		}
+	}
+	_, ispans := scanImages(text)
+	for _, sp := range ispans {
+		add(detImageExfil, sevFor(ctx, High, Medium), sp[0], sp[1], "A markdown image whose URL carries data: the client fetches it without a tool call, so it can carry data out.")
+	}
+	out = mergeOverlaps(out)
+	for i := range out {
+		setEvidence(&out[i].Finding, text)
+	}
+	return out
+}
+
+// mergeOverlaps merges findings of one detector whose spans overlap (two
+// phrase rules matching one sentence), keeping the widest span and the
+// highest severity.
+func mergeOverlaps(fs []rawFinding) []rawFinding {
+	if len(fs) < 2 {
+		return fs
+	}
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].Detector != fs[j].Detector {
+			return fs[i].Detector < fs[j].Detector
+		}
+		return fs[i].Start < fs[j].Start
+	})
+	out := fs[:1]
+	for _, f := range fs[1:] {
+		last := &out[len(out)-1]
+		if f.Detector != last.Detector || f.Start >= last.End || f.End <= f.Start || last.End <= last.Start {
+			out = append(out, f)
+			continue
+		}
+		last.End = max(last.End, f.End)
+		if f.Severity > last.Severity {
+			last.Severity, last.Message = f.Severity, f.Message
+		}
+		last.mention = last.mention && f.mention
+	}
+	return out
+}
+
+// demote lowers a finding about a phrase that the text only talks about.
+func demote(ctx ctxKind, sev Severity) Severity {
+	if ctx == ctxRes {
+		return min(sev, Low)
+	}
+	if sev == High {
+		return Medium
+	}
+	return Low
+}
+
+// finish applies corroboration, caps the findings per field and detector,
+// orders them and fills in the evidence.
+func finish(ctx ctxKind, raw []rawFinding) []Finding {
+	if len(raw) == 0 {
+		return nil
+	}
+	// Corroboration: two different injection detectors in one definition
+	// (or one result) reinforce each other. In a definition their Medium
+	// findings become High; in a result their Low findings become Medium.
+	dets := map[string]bool{}
+	for _, f := range raw {
+		if corroborating[f.Detector] && !f.mention && (f.Severity >= Medium || ctx == ctxRes) && !(ctx == ctxDef && f.Detector == detAddress) {
+			dets[f.Detector] = true
+		}
+	}
+	if len(dets) >= 2 {
+		for i := range raw {
+			f := &raw[i]
+			if !dets[f.Detector] || f.mention {
+				continue
+			}
+			if ctx == ctxDef && f.Severity == Medium {
+				f.Severity = High
+				f.Message += " Other signs of poisoning in the same definition make this severe."
+			}
+			if ctx == ctxRes && f.Severity == Low {
+				f.Severity = Medium
+				f.Message += " Other signs of injected instructions in the same text make this worth a warning."
+			}
+		}
+	}
+	// keep the most severe findings per (field, detector)
+	fieldOrder := map[string]int{}
+	for _, f := range raw {
+		if _, ok := fieldOrder[f.Field]; !ok {
+			fieldOrder[f.Field] = len(fieldOrder)
+		}
+	}
+	sort.SliceStable(raw, func(i, j int) bool {
+		a, b := &raw[i], &raw[j]
+		if a.Field != b.Field {
+			return fieldOrder[a.Field] < fieldOrder[b.Field]
+		}
+		if a.Detector != b.Detector {
+			return a.Detector < b.Detector
+		}
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		return a.Start < b.Start
+	})
+	type key struct{ field, det string }
+	count := map[key]int{}
+	var fs []Finding
+	for _, f := range raw {
+		k := key{f.Field, f.Detector}
+		if count[k] >= maxPerDetector {
+			continue
+		}
+		count[k]++
+		fs = append(fs, f.Finding)
+	}
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := &fs[i], &fs[j]
+		if a.Field != b.Field {
+			return fieldOrder[a.Field] < fieldOrder[b.Field]
+		}
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		if a.End != b.End {
+			return a.End < b.End
+		}
+		return a.Detector < b.Detector
+	})
+	return fs
+}
+
+// setEvidence fills Evidence from the field text.
+func setEvidence(f *Finding, text string) {
+	if f.Start < 0 || f.End > len(text) || f.Start > f.End {
+		f.Start, f.End = 0, 0
+	}
+	f.Evidence = visible(text[f.Start:f.End], f.Detector == detHomoglyph)
+}
+
+// Oversized definitions.
+
+const (
+	descMedium   = 10 << 10
+	descHigh     = 50 << 10
+	schemaMedium = 64 << 10
+	schemaHigh   = 512 << 10
+)
+
+func oversizedText(field, s string) []rawFinding {
+	var sev Severity
+	switch {
+	case len(s) > descHigh:
+		sev = High
+	case len(s) > descMedium:
+		sev = Medium
+	default:
+		return nil
+	}
+	return []rawFinding{{Finding: Finding{Detector: detOversized, Severity: sev, Field: field, Start: 0, End: 0,
+		Message: "The text is " + strconv.Itoa(len(s)/1024) + " KB: far longer than any tool needs, long enough to bury instructions the user will never read."}}}
+}
+
+func oversizedSchema(field string, n int) []rawFinding {
+	var sev Severity
+	switch {
+	case n > schemaHigh:
+		sev = High
+	case n > schemaMedium:
+		sev = Medium
+	default:
+		return nil
+	}
+	return []rawFinding{{Finding: Finding{Detector: detOversized, Severity: sev, Field: field,
+		Message: "The schema is " + strconv.Itoa(n/1024) + " KB: far larger than any tool needs, large enough to bury instructions the user will never read."}}}
+}
+
+// scanJSON walks a JSON value and scans every object key and string value
+// as a field of its own. Invalid JSON is scanned as one text.
+func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	var out []rawFinding
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return scanField(ctxDef, name, string(raw), fieldOpts{shadow: ix})
+	}
+	var walk func(path string, v any, depth int)
+	walk = func(path string, v any, depth int) {
+		if depth > 256 {
+			return
+		}
+		switch x := v.(type) {
+		case string:
+			out = append(out, scanField(ctxDef, path, x, fieldOpts{shadow: ix, secretName: secretParam(path)})...)
+		case []any:
+			for i, e := range x {
+				walk(path+"["+strconv.Itoa(i)+"]", e, depth+1)
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(x) {
+				kp := path + jsonKey(k)
+				out = append(out, scanField(ctxDef, kp+"#key", k, fieldOpts{shadow: ix})...)
+				walk(kp, x[k], depth+1)
+			}
+		}
+	}
+	walk(name, v, 0)
+	return out
+}
+
+// sortedKeys returns the keys of m sorted, so findings come in a stable
+// order.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// jsonKey renders one path step.
+func jsonKey(k string) string {
+	if k == "" {
+		return `[""]`
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') || c == '_' || c == '-' || c == '$') {
+			return "[" + strconv.Quote(k) + "]"
+		}
+	}
+	return "." + k
+}
+
+// secretParam reports a schema path describing a parameter whose name is a
+// secret ("….properties.api_key.description"): asking for an API key is
+// that parameter's job.
+func secretParam(path string) bool {
+	i := strings.LastIndex(path, ".properties.")
+	if i < 0 {
+		return false
+	}
+	rest := path[i+len(".properties."):]
+	name, _, ok := strings.Cut(rest, ".")
+	if !ok {
+		return false
+	}
+	v := newView(name)
+	for k := range v.toks {
+		if secretWords.matchAt(v, k, len(v.toks)-1) > 0 {
+			return true
+		}
+	}
+	l := strings.ToLower(name)
+	return strings.Contains(l, "token") || strings.Contains(l, "key") || strings.Contains(l, "secret") || strings.Contains(l, "password") || strings.Contains(l, "auth")
+}
+
+// sortedServers returns the keys of others in order, so findings do not
+// depend on map order.
+func sortedServers(others map[string][]string) []string {
+	keys := make([]string, 0, len(others))
+	for k := range others {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// skeleton folds a name's Cyrillic and Greek look-alike letters to Latin
+// and lowercases it.
+func skeleton(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		l := unicode.ToLower(r)
+		if c, ok := confusable[l]; ok {
+			b.WriteByte(c)
+		} else {
+			b.WriteRune(l)
+		}
+	}
+	return b.String()
+}
+
+// impersonation reports a tool name spelled with look-alike letters so
+// that it reads as the name of another server's tool.
+func impersonation(t Tool, others map[string][]string) []rawFinding {
+	sk := skeleton(t.Name)
+	if sk == strings.ToLower(t.Name) {
+		return nil
+	}
+	for _, srv := range sortedServers(others) {
+		if srv == t.Server {
+			continue
+		}
+		for _, n := range others[srv] {
+			if strings.ToLower(n) == sk && n != t.Name {
+				return []rawFinding{{Finding: Finding{Detector: detHomoglyph, Severity: High, Field: "name", End: len(t.Name),
+					Evidence: visible(t.Name, true),
+					Message:  "The name is spelled with look-alike letters so that it reads as " + n + ", a tool of server " + srv + ": calls meant for that tool may come here."}}}
+			}
+		}
+	}
+	return nil
+}

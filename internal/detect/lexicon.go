@@ -1,0 +1,443 @@
+package detect
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// The phrase detectors do not use regular expressions: a pattern is a short
+// sequence of steps over word tokens (see compilePattern), and every word a
+// pattern names is interned in one lexicon trie. Tokenising a field resolves
+// each token against the trie once; matching a step is then a comparison of
+// small integers. A match never leaves its sentence and never spans more
+// than maxWin tokens, and the matcher memoises (step, token) pairs, so the
+// work per starting token is bounded by a constant: phrase matching is
+// linear in the length of the text whatever the text is.
+
+const maxWin = 40 // tokens a match may span
+
+// lexicon is a byte trie of every word the patterns use. A word is either
+// exact (the whole token) or a prefix (any token that starts with it, e.g.
+// "instruct*").
+type lexicon struct {
+	root   [256]int32
+	nodes  []lexNode
+	words  []string
+	frozen bool
+}
+
+type lexNode struct {
+	edges []lexEdge
+	exact int16
+	pref  int16
+}
+
+type lexEdge struct {
+	b  byte
+	to int32
+}
+
+var lex = newLexicon()
+
+func newLexicon() *lexicon {
+	return &lexicon{nodes: []lexNode{{exact: -1, pref: -1}}}
+}
+
+func (l *lexicon) child(n int32, b byte, create bool) int32 {
+	if n == 0 {
+		if c := l.root[b]; c != 0 || !create {
+			return c
+		}
+		l.nodes = append(l.nodes, lexNode{exact: -1, pref: -1})
+		l.root[b] = int32(len(l.nodes) - 1)
+		return l.root[b]
+	}
+	for _, e := range l.nodes[n].edges {
+		if e.b == b {
+			return e.to
+		}
+	}
+	if !create {
+		return 0
+	}
+	l.nodes = append(l.nodes, lexNode{exact: -1, pref: -1})
+	to := int32(len(l.nodes) - 1)
+	l.nodes[n].edges = append(l.nodes[n].edges, lexEdge{b, to})
+	return to
+}
+
+// intern returns the id of a normalised word (one token).
+func (l *lexicon) intern(w string, prefix bool) int16 {
+	if l.frozen {
+		panic("detect: lexicon extended after init")
+	}
+	if prefix && len(w) < 3 {
+		panic(fmt.Sprintf("detect: prefix %q shorter than 3 bytes", w))
+	}
+	n := int32(0)
+	for i := 0; i < len(w); i++ {
+		n = l.child(n, w[i], true)
+	}
+	p := &l.nodes[n].exact
+	if prefix {
+		p = &l.nodes[n].pref
+	}
+	if *p < 0 {
+		if len(l.words) >= 1<<15-1 {
+			panic("detect: lexicon full")
+		}
+		l.words = append(l.words, w)
+		*p = int16(len(l.words) - 1)
+	}
+	return *p
+}
+
+// resolve fills the ids of every token of v.
+func (l *lexicon) resolve(v *view) {
+	for k := range v.toks {
+		t := &v.toks[k]
+		t.nid = 0
+		n := int32(0)
+		for i := t.start; i < t.end; i++ {
+			n = l.child(n, v.norm[i], false)
+			if n == 0 {
+				break
+			}
+			if p := l.nodes[n].pref; p >= 0 && t.nid < uint8(len(t.ids)) {
+				t.ids[t.nid] = p
+				t.nid++
+			}
+		}
+		if n != 0 {
+			if e := l.nodes[n].exact; e >= 0 && t.nid < uint8(len(t.ids)) {
+				t.ids[t.nid] = e
+				t.nid++
+			}
+		}
+	}
+}
+
+func (t *token) has(id int16) bool {
+	for i := uint8(0); i < t.nid; i++ {
+		if t.ids[i] == id {
+			return true
+		}
+	}
+	return false
+}
+
+// step kinds
+const (
+	stWords     uint8 = iota // one of several token sequences
+	stGap                    // 0..gap arbitrary tokens
+	stSentStart              // ^: the next token starts a sentence
+	stSentEnd                // $: the previous token ends a sentence
+	stColon                  // ':' follows the previous token
+)
+
+type step struct {
+	kind  uint8
+	opt   bool
+	gap   int
+	set   map[int16]bool // single-token alternatives
+	multi [][]int16      // multi-token alternatives
+}
+
+// matchLens calls f with the length of every alternative of a words step
+// that matches at token ti (not beyond limit); f returns true to stop.
+func (st *step) matchLens(v *view, ti, limit int, f func(n int) bool) {
+	if ti > limit {
+		return
+	}
+	tk := &v.toks[ti]
+	if tk.nid == 0 {
+		return
+	}
+	for i := uint8(0); i < tk.nid; i++ {
+		if st.set[tk.ids[i]] {
+			if f(1) {
+				return
+			}
+			break
+		}
+	}
+	for _, alt := range st.multi {
+		if ti+len(alt)-1 > limit || !tk.has(alt[0]) {
+			continue
+		}
+		ok := true
+		for k := 1; k < len(alt); k++ {
+			if !v.toks[ti+k].has(alt[k]) {
+				ok = false
+				break
+			}
+		}
+		if ok && f(len(alt)) {
+			return
+		}
+	}
+}
+
+// matchAt reports whether a words step matches at ti, and the longest
+// length.
+func (st *step) matchAt(v *view, ti, limit int) int {
+	best := 0
+	st.matchLens(v, ti, limit, func(n int) bool {
+		if n > best {
+			best = n
+		}
+		return false
+	})
+	return best
+}
+
+// firstIDs returns the ids a match of this step can start with.
+func (st *step) firstIDs() []int16 {
+	var ids []int16
+	for id := range st.set {
+		ids = append(ids, id)
+	}
+	for _, alt := range st.multi {
+		ids = append(ids, alt[0])
+	}
+	return ids
+}
+
+// classes are named alternatives patterns can refer to with @name.
+var classes = map[string]string{}
+
+// compilePattern turns a pattern into steps. Syntax, separated by spaces:
+//
+//	word        the token "word" (normalised like the text)
+//	word*       any token starting with "word"
+//	"a b"       inside {…}: a sequence of tokens
+//	{a|b c|d*}  one of the alternatives
+//	@name       the alternatives of class name
+//	X?          X is optional
+//	~N          0 to N arbitrary tokens
+//	^ $ :       sentence start, sentence end, a colon after the previous token
+func compilePattern(p string) []step {
+	var steps []step
+	i := 0
+	for i < len(p) {
+		c := p[i]
+		switch {
+		case c == ' ':
+			i++
+			continue
+		case c == '~':
+			j := i + 1
+			n := 0
+			for j < len(p) && p[j] >= '0' && p[j] <= '9' {
+				n = n*10 + int(p[j]-'0')
+				j++
+			}
+			steps = append(steps, step{kind: stGap, gap: n})
+			i = j
+			continue
+		case c == '^' && (i+1 == len(p) || p[i+1] == ' '):
+			steps = append(steps, step{kind: stSentStart})
+			i++
+			continue
+		case c == '$' && (i+1 == len(p) || p[i+1] == ' '):
+			steps = append(steps, step{kind: stSentEnd})
+			i++
+			continue
+		case c == ':' && (i+1 == len(p) || p[i+1] == ' '):
+			steps = append(steps, step{kind: stColon})
+			i++
+			continue
+		}
+		var body string
+		switch c {
+		case '{':
+			j := strings.IndexByte(p[i:], '}')
+			if j < 0 {
+				panic("detect: unclosed { in pattern " + p)
+			}
+			body = p[i+1 : i+j]
+			i += j + 1
+		case '@':
+			j := i + 1
+			for j < len(p) && p[j] != ' ' && p[j] != '?' {
+				j++
+			}
+			b, ok := classes[p[i+1:j]]
+			if !ok {
+				panic("detect: unknown class " + p[i:j] + " in pattern " + p)
+			}
+			body = b
+			i = j
+		default:
+			j := i
+			for j < len(p) && p[j] != ' ' && p[j] != '?' {
+				j++
+			}
+			body = p[i:j]
+			i = j
+		}
+		st := step{kind: stWords}
+		if i < len(p) && p[i] == '?' {
+			st.opt = true
+			i++
+		}
+		st.addAlts(body)
+		steps = append(steps, st)
+	}
+	first := 0
+	if len(steps) > 1 && steps[0].kind == stSentStart {
+		first = 1
+	}
+	if len(steps) == 0 || steps[first].kind != stWords || steps[first].opt {
+		panic("detect: pattern must start with a required word step: " + p)
+	}
+	if len(steps)*(maxWin+1) > 64*len(matcher{}.seen) {
+		panic("detect: pattern too long: " + p)
+	}
+	return steps
+}
+
+// addAlts adds "a|b c|d*" (classes may be referenced inside as @name).
+func (st *step) addAlts(body string) {
+	for _, alt := range strings.Split(body, "|") {
+		alt = strings.TrimSpace(alt)
+		if alt == "" {
+			continue
+		}
+		if alt[0] == '@' {
+			b, ok := classes[alt[1:]]
+			if !ok {
+				panic("detect: unknown class " + alt)
+			}
+			st.addAlts(b)
+			continue
+		}
+		seq := wordSeq(alt)
+		if len(seq) == 0 {
+			panic("detect: empty alternative in " + body)
+		}
+		if len(seq) == 1 {
+			if st.set == nil {
+				st.set = map[int16]bool{}
+			}
+			st.set[seq[0]] = true
+		} else {
+			st.multi = append(st.multi, seq)
+		}
+	}
+}
+
+// wordSeq interns the tokens of one alternative.
+func wordSeq(alt string) []int16 {
+	var seq []int16
+	for _, w := range strings.Fields(alt) {
+		prefix := strings.HasSuffix(w, "*")
+		w = strings.TrimSuffix(w, "*")
+		v := newView(w)
+		for k, t := range v.toks {
+			seq = append(seq, lex.intern(string(v.norm[t.start:t.end]), prefix && k == len(v.toks)-1))
+		}
+	}
+	return seq
+}
+
+// wordSet compiles a class body into a single words step, for window
+// checks (cue words, request verbs…).
+func wordSet(body string) *step {
+	st := &step{kind: stWords}
+	st.addAlts(body)
+	return st
+}
+
+// anyIn reports whether st matches at some token in [a, b] (clipped to the
+// text and to the sentence of token b if sameSentence is set).
+func (st *step) anyIn(v *view, a, b int) bool {
+	if a < 0 {
+		a = 0
+	}
+	if b >= len(v.toks) {
+		b = len(v.toks) - 1
+	}
+	for k := a; k <= b; k++ {
+		if st.matchAt(v, k, b) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+type matcher struct {
+	v            *view
+	steps        []step
+	start, limit int
+	seen         [24]uint64
+}
+
+// run tries the pattern at token start and returns the index one past the
+// last token of the match, or -1.
+func (m *matcher) run(v *view, steps []step, start int) int {
+	m.v, m.steps, m.start = v, steps, start
+	m.limit = int(v.toks[start].sentEnd)
+	if m.limit > start+maxWin-1 {
+		m.limit = start + maxWin - 1
+	}
+	m.seen = [24]uint64{}
+	return m.dfs(0, start)
+}
+
+func (m *matcher) dfs(si, ti int) int {
+	if si == len(m.steps) {
+		return ti
+	}
+	key := si*(maxWin+1) + (ti - m.start)
+	if m.seen[key>>6]&(1<<(key&63)) != 0 {
+		return -1
+	}
+	m.seen[key>>6] |= 1 << (key & 63)
+	st := &m.steps[si]
+	switch st.kind {
+	case stGap:
+		for k := 0; k <= st.gap && ti+k <= m.limit+1; k++ {
+			if e := m.dfs(si+1, ti+k); e >= 0 {
+				return e
+			}
+		}
+		return -1
+	case stSentStart:
+		if ti <= m.limit && m.v.toks[ti].flags&tokSentStart != 0 {
+			return m.dfs(si+1, ti)
+		}
+		return -1
+	case stSentEnd:
+		if ti > m.start && ti-1 == int(m.v.toks[ti-1].sentEnd) {
+			return m.dfs(si+1, ti)
+		}
+		return -1
+	case stColon:
+		if ti > m.start && m.v.toks[ti-1].flags&tokColonAfter != 0 {
+			return m.dfs(si+1, ti)
+		}
+		return -1
+	}
+	res := -1
+	st.matchLens(m.v, ti, m.limit, func(n int) bool {
+		res = m.dfs(si+1, ti+n)
+		return res >= 0
+	})
+	if res < 0 && st.opt {
+		res = m.dfs(si+1, ti)
+	}
+	return res
+}
+
+// validUTF8Prefix trims s to at most n bytes without splitting a rune.
+func validUTF8Prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,415 @@
+package detect
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// A view is the normalised form of one field's text that the phrase, markup
+// and path detectors match against, with a map from every normalised byte
+// back to the source bytes it came from, so findings carry spans of the
+// original text.
+//
+// Normalisation lowercases; folds accents off Latin letters, full-width
+// forms and mathematical alphanumerics to ASCII; folds Cyrillic and Greek
+// look-alikes to Latin inside words that mix them with Latin letters (so
+// "іgnоre" with Cyrillic і and о reads "ignore", while Russian words stay
+// Russian); drops invisible characters (zero-width, bidi controls, tag
+// characters, variation selectors, soft hyphens) and combining marks;
+// collapses runs of white space to one space, or one newline (two for a
+// blank line); and turns control characters into spaces.
+type view struct {
+	src  string
+	norm []byte
+	from []int32 // from[i]: source offset of the rune that produced norm[i]
+	to   []int32 // to[i]: source end offset of that rune
+	toks []token
+}
+
+// token is one word of the normalised text (or one CJK character).
+type token struct {
+	start, end int32 // byte span in view.norm
+	sentEnd    int32 // index of the last token of this token's sentence
+	flags      uint8
+	nid        uint8
+	ids        [4]int16 // lexicon entries this token matches (see lexicon.go)
+}
+
+const (
+	tokSentStart   uint8 = 1 << iota // first token of a sentence
+	tokColonAfter                    // a ':' follows before the next token
+	tokQuoteBefore                   // a quote mark precedes it
+	tokQuoteAfter                    // a quote mark follows it
+	tokBreakAfter                    // a sentence ends after it
+	tokInIdent                       // part of a URL, e-mail address, path or identifier
+)
+
+// latinFold maps precomposed Latin letters (U+00C0–U+024F) to their base
+// letters, lowercased; "" means no folding.
+var latinFold = func() (t [0x250 - 0xC0]string) {
+	for _, p := range [][2]string{
+		{"ÀÁÂÃÄÅàáâãäåĀāĂăĄąǍǎǺǻȀȁȂȃȦȧ", "a"}, {"ÆæǼǽ", "ae"},
+		{"ÇçĆćĈĉĊċČč", "c"}, {"ĎďĐđÐð", "d"},
+		{"ÈÉÊËèéêëĒēĔĕĖėĘęĚěȄȅȆȇȨȩ", "e"}, {"ĜĝĞğĠġĢģǦǧ", "g"},
+		{"ĤĥĦħȞȟ", "h"}, {"ÌÍÎÏìíîïĨĩĪīĬĭĮįİıǏǐȈȉȊȋ", "i"}, {"Ĳĳ", "ij"},
+		{"Ĵĵǰ", "j"}, {"Ķķĸ", "k"}, {"ĹĺĻļĽľĿŀŁł", "l"},
+		{"ÑñŃńŅņŇňŉŊŋ", "n"}, {"ÒÓÔÕÖØòóôõöøŌōŎŏŐőǑǒǾǿȌȍȎȏȪȫȬȭȮȯȰȱ", "o"}, {"Œœ", "oe"},
+		{"ŔŕŖŗŘřȐȑȒȓ", "r"}, {"ŚśŜŝŞşŠšſȘș", "s"}, {"ß", "ss"},
+		{"ŢţŤťŦŧȚț", "t"}, {"ÙÚÛÜùúûüŨũŪūŬŭŮůŰűŲųǓǔǕǖǗǘǙǚǛǜȔȕȖȗ", "u"},
+		{"Ŵŵ", "w"}, {"ÝýÿŶŷŸȲȳ", "y"}, {"ŹźŻżŽž", "z"}, {"Þþ", "th"},
+	} {
+		for _, r := range p[0] {
+			t[r-0xC0] = p[1]
+		}
+	}
+	return t
+}()
+
+// confusable maps Cyrillic and Greek letters (already lowercased) that look
+// like Latin letters to the Latin letter they imitate.
+var confusable = map[rune]byte{
+	// Cyrillic
+	'а': 'a', 'в': 'b', 'е': 'e', 'ё': 'e', 'к': 'k', 'м': 'm', 'н': 'h', 'о': 'o', 'р': 'p',
+	'с': 'c', 'т': 't', 'у': 'y', 'х': 'x', 'і': 'i', 'ї': 'i', 'ј': 'j', 'ѕ': 's', 'ԁ': 'd',
+	'ԛ': 'q', 'ԝ': 'w', 'һ': 'h', 'ӏ': 'l', 'ɡ': 'g', 'ո': 'n', 'օ': 'o', 'ս': 'u',
+	// Greek
+	'α': 'a', 'β': 'b', 'γ': 'y', 'ε': 'e', 'ζ': 'z', 'η': 'n', 'ι': 'i', 'κ': 'k', 'ν': 'v',
+	'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x', 'ω': 'w', 'ϲ': 'c', 'ϳ': 'j',
+}
+
+// isConfusableScript reports letters of the scripts homoglyph attacks borrow
+// from.
+func isConfusableScript(r rune) bool {
+	return (r >= 0x0370 && r <= 0x03FF) || (r >= 0x0400 && r <= 0x052F) || (r >= 0x0530 && r <= 0x058F) || r == 0x0261
+}
+
+func isLatinLetter(r rune) bool {
+	if r < utf8.RuneSelf {
+		return ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
+	}
+	return unicode.Is(unicode.Latin, r)
+}
+
+// isWordRune reports runes that continue a word for the purposes of
+// deciding whether a word mixes scripts.
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || isIgnorable(r)
+}
+
+// mixedWord reports whether the word starting at s[i] mixes Latin letters
+// with Cyrillic, Greek or Armenian look-alikes, and returns its end.
+func mixedWord(s string, i int) (mixed bool, end int) {
+	latin, other := false, false
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !isWordRune(r) {
+			break
+		}
+		if isLatinLetter(r) {
+			latin = true
+		} else if _, ok := confusable[unicode.ToLower(r)]; ok {
+			other = true
+		}
+		i += size
+	}
+	return latin && other, i
+}
+
+// foldRune appends the normalised form of one non-ASCII rune to dst.
+// mixed says the rune sits in a word that mixes Latin with look-alikes.
+func foldRune(dst []byte, r rune, mixed bool) []byte {
+	switch {
+	case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
+		c := byte(r - 0xFEE0)
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		return append(dst, c)
+	case r >= 0x1D400 && r <= 0x1D6A3: // mathematical alphanumeric letters
+		i := (r - 0x1D400) % 52
+		if i < 26 {
+			return append(dst, byte('a'+i))
+		}
+		return append(dst, byte('a'+i-26))
+	case r >= 0x1D7CE && r <= 0x1D7FF:
+		return append(dst, byte('0'+(r-0x1D7CE)%10))
+	case r >= 0xC0 && r < 0x250:
+		if f := latinFold[r-0xC0]; f != "" {
+			return append(dst, f...)
+		}
+	}
+	switch r {
+	case 0x2018, 0x2019, 0x201A, 0x201B, 0x2032, 0xFF07:
+		return append(dst, '\'')
+	case 0x201C, 0x201D, 0x201E, 0x201F, 0x00AB, 0x00BB, 0x2033, 0x300C, 0x300D, 0x300E, 0x300F:
+		return append(dst, '"')
+	case 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212:
+		return append(dst, '-')
+	case 0x2024, 0x2026:
+		return append(dst, '.')
+	case 0x0131:
+		return append(dst, 'i')
+	case 'й':
+		return append(dst, "и"...)
+	case 'ё', 'Ё':
+		if !mixed {
+			return append(dst, "е"...)
+		}
+	case 'ς':
+		return append(dst, "σ"...)
+	}
+	l := unicode.ToLower(r)
+	if mixed {
+		if c, ok := confusable[l]; ok {
+			return append(dst, c)
+		}
+	}
+	return utf8.AppendRune(dst, l)
+}
+
+// isSpaceRune reports white space, including the Unicode spaces.
+func isSpaceRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
+	}
+	return unicode.IsSpace(r)
+}
+
+// newView normalises s. The returned view's slices are freshly allocated.
+func newView(s string) *view {
+	v := &view{src: s}
+	v.norm = make([]byte, 0, len(s)+8)
+	v.from = make([]int32, 0, len(s)+8)
+	v.to = make([]int32, 0, len(s)+8)
+	pendingWS := -1 // source offset of a pending white-space run
+	newlines := 0
+	mixed, wordEnd := false, -1
+	emitFrom := func(start, end int, n0 int) {
+		for k := n0; k < len(v.norm); k++ {
+			v.from = append(v.from, int32(start))
+			v.to = append(v.to, int32(end))
+		}
+	}
+	flushWS := func(end int) {
+		if pendingWS < 0 {
+			return
+		}
+		if len(v.norm) > 0 {
+			n0 := len(v.norm)
+			switch {
+			case newlines >= 2:
+				v.norm = append(v.norm, '\n', '\n')
+			case newlines == 1:
+				v.norm = append(v.norm, '\n')
+			default:
+				v.norm = append(v.norm, ' ')
+			}
+			emitFrom(pendingWS, end, n0)
+		}
+		pendingWS, newlines = -1, 0
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c < 0x20 || c == 0x7F:
+				if pendingWS < 0 {
+					pendingWS = i
+				}
+				if c == '\n' {
+					newlines++
+				}
+				i++
+				continue
+			}
+			if i >= wordEnd {
+				mixed = false
+				if isWordRune(rune(c)) {
+					mixed, wordEnd = mixedWord(s, i)
+				}
+			}
+			flushWS(i)
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			v.norm = append(v.norm, c)
+			v.from = append(v.from, int32(i))
+			v.to = append(v.to, int32(i+1))
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			// invalid byte: a separator
+			if pendingWS < 0 {
+				pendingWS = i
+			}
+			i++
+			continue
+		case isIgnorable(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r):
+			i += size
+			continue
+		case isSpaceRune(r) || isC0orC1(r):
+			if pendingWS < 0 {
+				pendingWS = i
+			}
+			if r == 0x2028 || r == 0x2029 || r == 0x85 {
+				newlines++
+			}
+			i += size
+			continue
+		}
+		if i >= wordEnd {
+			mixed = false
+			if isWordRune(r) {
+				mixed, wordEnd = mixedWord(s, i)
+			}
+		}
+		flushWS(i)
+		n0 := len(v.norm)
+		v.norm = foldRune(v.norm, r, mixed)
+		emitFrom(i, i+size, n0)
+		i += size
+	}
+	v.tokenize()
+	return v
+}
+
+// span maps a normalised byte span to the source byte span.
+func (v *view) span(ns, ne int) (int, int) {
+	if ns >= len(v.norm) || ne <= ns {
+		return len(v.src), len(v.src)
+	}
+	return int(v.from[ns]), int(v.to[ne-1])
+}
+
+// tokSpan maps tokens [a, b] (inclusive) to the source byte span.
+func (v *view) tokSpan(a, b int) (int, int) {
+	return v.span(int(v.toks[a].start), int(v.toks[b].end))
+}
+
+// tokenize splits the normalised text into word tokens (runs of letters and
+// digits) and single-character CJK tokens, and records the punctuation
+// between them as flags.
+func (v *view) tokenize() {
+	n := v.norm
+	v.toks = v.toks[:0]
+	var pending uint8 = tokSentStart // flags for the next token
+	inWord := false
+	var cur token
+	closeWord := func() {
+		if inWord {
+			v.toks = append(v.toks, cur)
+			inWord = false
+		}
+	}
+	markPrev := func(f uint8) {
+		if inWord {
+			cur.flags |= f
+		} else if len(v.toks) > 0 {
+			v.toks[len(v.toks)-1].flags |= f
+		}
+	}
+	for i := 0; i < len(n); {
+		c := n[i]
+		var r rune
+		size := 1
+		if c < utf8.RuneSelf {
+			r = rune(c)
+		} else {
+			r, size = utf8.DecodeRune(n[i:])
+		}
+		isWord := false
+		if c < utf8.RuneSelf {
+			isWord = ('a' <= c && c <= 'z') || ('0' <= c && c <= '9')
+		} else if isCJK(r) {
+			closeWord()
+			v.toks = append(v.toks, token{start: int32(i), end: int32(i + size), flags: pending})
+			pending = 0
+			i += size
+			continue
+		} else {
+			isWord = unicode.IsLetter(r) || unicode.IsDigit(r)
+		}
+		if isWord {
+			if !inWord {
+				cur = token{start: int32(i), flags: pending}
+				pending = 0
+				inWord = true
+			}
+			cur.end = int32(i + size)
+			i += size
+			continue
+		}
+		// a separator
+		switch r {
+		case ':', '：':
+			markPrev(tokColonAfter)
+		case '"', '`':
+			markPrev(tokQuoteAfter)
+			pending |= tokQuoteBefore
+		case '\'':
+			if !inWord {
+				pending |= tokQuoteBefore
+			}
+			markPrev(tokQuoteAfter)
+		case '.', '!', '?', ';':
+			if i+size >= len(n) || n[i+size] == ' ' || n[i+size] == '\n' {
+				markPrev(tokBreakAfter)
+				pending |= tokSentStart
+			}
+		case '。', '！', '？', '；':
+			markPrev(tokBreakAfter)
+			pending |= tokSentStart
+		case '\n':
+			if i+1 < len(n) && (n[i+1] == '\n' || n[i+1] == '-' || n[i+1] == '*' || n[i+1] == '#' || n[i+1] == '>' || n[i+1] == '|') {
+				markPrev(tokBreakAfter)
+				pending |= tokSentStart
+			}
+		}
+		closeWord()
+		i += size
+	}
+	closeWord()
+	// tokens glued to '.', '@', '/', '_' or '-' on either side are pieces of
+	// URLs, addresses, paths and identifiers
+	for k := range v.toks {
+		t := &v.toks[k]
+		if t.end-t.start < 2 {
+			continue // "e.g.", "i.e."
+		}
+		if t.start > 0 && isGlue(n[t.start-1]) && (t.start < 2 || n[t.start-2] != ' ') || int(t.end) < len(n) && isGlue(n[t.end]) && int(t.end)+1 < len(n) && n[t.end+1] != ' ' && n[t.end+1] != '\n' {
+			t.flags |= tokInIdent
+		}
+	}
+	// sentence ends
+	last := int32(len(v.toks) - 1)
+	for k := len(v.toks) - 1; k >= 0; k-- {
+		if v.toks[k].flags&tokBreakAfter != 0 || k < len(v.toks)-1 && v.toks[k+1].flags&tokSentStart != 0 {
+			last = int32(k)
+		}
+		v.toks[k].sentEnd = last
+	}
+	lex.resolve(v)
+}
+
+// tokenAt returns the index of the first token that ends after normalised
+// offset off.
+func (v *view) tokenAt(off int) int {
+	lo, hi := 0, len(v.toks)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if int(v.toks[m].end) <= off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+func isGlue(c byte) bool { return c == '.' || c == '@' || c == '/' || c == '_' || c == '-' || c == '~' }

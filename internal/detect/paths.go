@@ -1,0 +1,169 @@
+package detect
+
+// Sensitive paths: files that hold credentials or client configuration. The
+// scan runs over the normalised text; each literal is anchored at its first
+// '.', '/', '_', '~' or '-' and looked up by that byte and the next one, so
+// the scan costs a table lookup per punctuation byte.
+
+type pathLit struct {
+	lit    string
+	anchor int // offset of the anchor byte in lit
+	what   string
+}
+
+var pathLits = []pathLit{
+	{lit: "~/.ssh", what: "the SSH key directory"},
+	{lit: ".ssh/", what: "the SSH key directory"},
+	{lit: "id_rsa", what: "an SSH private key"},
+	{lit: "id_dsa", what: "an SSH private key"},
+	{lit: "id_ecdsa", what: "an SSH private key"},
+	{lit: "id_ed25519", what: "an SSH private key"},
+	{lit: "authorized_keys", what: "the SSH authorised keys"},
+	{lit: ".env", what: "a dotenv secrets file"},
+	{lit: ".envrc", what: "a direnv secrets file"},
+	{lit: "mcp.json", what: "an MCP client configuration (it holds other servers' tokens)"},
+	{lit: "claude_desktop_config.json", what: "Claude Desktop's MCP configuration (it holds other servers' tokens)"},
+	{lit: "cline_mcp_settings.json", what: "an MCP client configuration"},
+	{lit: "mcp_config.json", what: "an MCP client configuration"},
+	{lit: ".aws/credentials", what: "AWS credentials"},
+	{lit: ".aws/config", what: "AWS configuration"},
+	{lit: "aws_secret_access_key", what: "an AWS secret key"},
+	{lit: ".config/gcloud", what: "Google Cloud credentials"},
+	{lit: "application_default_credentials.json", what: "Google Cloud credentials"},
+	{lit: ".azure/", what: "Azure credentials"},
+	{lit: ".kube/config", what: "Kubernetes credentials"},
+	{lit: ".netrc", what: "stored login passwords (.netrc)"},
+	{lit: "_netrc", what: "stored login passwords (.netrc)"},
+	{lit: ".git-credentials", what: "stored Git credentials"},
+	{lit: ".npmrc", what: "npm tokens"},
+	{lit: ".pypirc", what: "PyPI tokens"},
+	{lit: ".docker/config.json", what: "Docker registry credentials"},
+	{lit: ".config/gh/hosts.yml", what: "GitHub CLI tokens"},
+	{lit: "/etc/shadow", what: "the system password hashes"},
+	{lit: "/etc/passwd", what: "the system account list"},
+	{lit: "/etc/sudoers", what: "the sudo configuration"},
+	{lit: ".bash_history", what: "shell history"},
+	{lit: ".zsh_history", what: "shell history"},
+	{lit: ".gnupg", what: "GnuPG private keys"},
+	{lit: "wallet.dat", what: "a cryptocurrency wallet"},
+	{lit: ".password-store", what: "a password store"},
+	{lit: ".vault-token", what: "a Vault token"},
+	{lit: ".pgpass", what: "stored PostgreSQL passwords"},
+	{lit: ".my.cnf", what: "stored MySQL passwords"},
+	{lit: "terraform.tfstate", what: "Terraform state (it holds secrets)"},
+	{lit: "login.keychain", what: "the macOS keychain"},
+}
+
+// pathIndex[anchor class][next byte] lists the literals anchored there.
+var pathIndex [5][256][]int
+
+func anchorClass(c byte) int {
+	switch c {
+	case '.':
+		return 0
+	case '/':
+		return 1
+	case '_':
+		return 2
+	case '~':
+		return 3
+	case '-':
+		return 4
+	}
+	return -1
+}
+
+func init() {
+	for i := range pathLits {
+		p := &pathLits[i]
+		p.anchor = -1
+		for k := 0; k < len(p.lit); k++ {
+			if anchorClass(p.lit[k]) >= 0 {
+				p.anchor = k
+				break
+			}
+		}
+		if p.anchor < 0 || p.anchor+1 >= len(p.lit) {
+			panic("detect: path literal without an inner anchor: " + p.lit)
+		}
+		a := anchorClass(p.lit[p.anchor])
+		nb := p.lit[p.anchor+1]
+		pathIndex[a][nb] = append(pathIndex[a][nb], i)
+	}
+}
+
+func isAlnum(c byte) bool {
+	return ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c >= 0x80
+}
+
+type pathHit struct {
+	ns, ne int
+	lit    *pathLit
+}
+
+// scanPaths finds sensitive paths in v.norm.
+func scanPaths(v *view) []pathHit {
+	n := v.norm
+	var hits []pathHit
+	last := -1
+	for i := 0; i+1 < len(n) && len(hits) < 32; i++ {
+		a := anchorClass(n[i])
+		if a < 0 {
+			continue
+		}
+		for _, li := range pathIndex[a][n[i+1]] {
+			p := &pathLits[li]
+			s := i - p.anchor
+			e := s + len(p.lit)
+			if s < 0 || e > len(n) || s < last || string(n[s:e]) != p.lit {
+				continue
+			}
+			if isAlnum(p.lit[0]) || p.lit[0] == '.' || p.lit[0] == '_' {
+				if s > 0 && (isAlnum(n[s-1]) || (p.lit[0] != '.' && p.lit[0] != '_' && n[s-1] == '_')) {
+					continue // process.env, my_mcp.json is still fine
+				}
+			}
+			if last := p.lit[len(p.lit)-1]; isAlnum(last) && e < len(n) && (isAlnum(n[e]) || n[e] == '_') {
+				continue // .environment, id_rsa2 is caught by id_rsa? no: a different name
+			}
+			if e < len(n) && n[e] == '.' && (hasPrefixAt(n, e, ".pub") || hasPrefixAt(n, e, ".example") || hasPrefixAt(n, e, ".sample") || hasPrefixAt(n, e, ".template") || hasPrefixAt(n, e, ".dist")) {
+				continue // public keys and templates
+			}
+			// extend over the rest of the path (e.g. ~/.ssh/id_rsa)
+			for e < len(n) && e-s < 200 && (isIdentByte(n[e]) || n[e] == '/' || n[e] == '.' || n[e] == '~') {
+				e++
+			}
+			for e > s && n[e-1] == '.' {
+				e--
+			}
+			hits = append(hits, pathHit{s, e, p})
+			last = e
+			i = e - 1
+			break
+		}
+	}
+	return hits
+}
+
+// requested reports whether the tokens before normalised offset ns in the
+// same sentence ask for something to be read, sent or included, and are
+// not negated.
+func requested(v *view, ns, ne int) bool {
+	if len(v.toks) == 0 {
+		return false
+	}
+	ti := v.tokenAt(ns)
+	if ti >= len(v.toks) {
+		ti = len(v.toks) - 1
+	}
+	s := sentStartOf(v, ti)
+	a := max(ti-10, s)
+	if !requestVerbs.anyIn(v, a, ti-1) {
+		// "~/.ssh/id_rsa contents" / "~/.ssh/id_rsa: send its contents"
+		after := v.tokenAt(ne)
+		if after >= len(v.toks) || after > int(v.toks[ti].sentEnd) || !contentWords.anyIn(v, after, min(after+3, int(v.toks[ti].sentEnd))) {
+			return false
+		}
+	}
+	return !negSet.anyIn(v, a, ti-1)
+}

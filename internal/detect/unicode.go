@@ -1,0 +1,276 @@
+package detect
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Invisible text: tag characters, variation-selector runs, zero-width
+// characters, bidi controls and mixed-script (homoglyph) words. One pass
+// over the runes of the source text.
+
+// adder records one finding of a field.
+type adder func(det string, sev Severity, start, end int, msg string)
+
+func hasNonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+// isLineBreakScript reports scripts that use ZWSP as a line-break hint.
+func isLineBreakScript(r rune) bool {
+	return (r >= 0x0E00 && r <= 0x0EFF) || (r >= 0x1000 && r <= 0x109F) || (r >= 0x1780 && r <= 0x17FF) || isCJK(r)
+}
+
+func scanUnicode(s string, ctx ctxKind, add adder) {
+	if !hasNonASCII(s) {
+		return
+	}
+	rtl := -1 // lazily: does s contain right-to-left text?
+	prev := rune(-1)
+	// homoglyph word state
+	wordStart, latin, conf := -1, false, false
+	endWord := func(at int) {
+		if wordStart >= 0 && latin && conf {
+			add(detHomoglyph, Medium, wordStart, at, "A word mixes Latin letters with Cyrillic or Greek look-alikes: text that reads as one word but matches as another (a spoofed name, or a keyword hidden from filters).")
+		}
+		wordStart, latin, conf = -1, false, false
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case isTag(r):
+			endWord(i)
+			j := i
+			for j < len(s) {
+				r2, sz := utf8.DecodeRuneInString(s[j:])
+				if !isTag(r2) {
+					break
+				}
+				j += sz
+			}
+			start := i
+			if prev == 0x1F3F4 {
+				start += subdivisionFlagLen(s[i:j])
+			}
+			if start < j {
+				dec := decodeTags(s[start:j])
+				add(detTag, High, start, j, "Unicode tag characters hide text the user cannot see but the model reads: \""+clip(dec, 80)+"\".")
+			}
+			prev = -2
+			i = j
+			continue
+		case isVS(r):
+			j, n := i, 0
+			for j < len(s) {
+				r2, sz := utf8.DecodeRuneInString(s[j:])
+				if !isVS(r2) {
+					break
+				}
+				j += sz
+				n++
+			}
+			if n >= 2 {
+				endWord(i)
+				add(detVS, High, i, j, "A run of variation selectors after one character encodes hidden bytes ("+vsSummary(s[i:j])+"): no emoji or ideograph uses more than one.")
+			}
+			prev = r
+			i = j
+			continue
+		case isZeroWidth(r):
+			j, n, allJoin := i, 0, true
+			for j < len(s) {
+				r2, sz := utf8.DecodeRuneInString(s[j:])
+				if !isZeroWidth(r2) {
+					break
+				}
+				if !isJoiner(r2) {
+					allJoin = false
+				}
+				j += sz
+				n++
+			}
+			next := rune(-1)
+			if j < len(s) {
+				next, _ = utf8.DecodeRuneInString(s[j:])
+			}
+			switch {
+			case n == 1 && r == 0xFEFF && i == 0:
+				// a byte-order mark
+			case allJoin && n <= 2 && joinerNeeded(r, prev, next):
+				// ZWJ/ZWNJ doing their job in emoji or a joining script
+			case n == 1 && r == 0x200B && (isLineBreakScript(prev) || isLineBreakScript(next)):
+				// a line-break hint in Thai, Khmer, Burmese or CJK text
+			case n >= 4:
+				add(detInvisible, sevFor(ctx, High, Medium), i, j, "A run of zero-width characters: invisible to the user, they can encode hidden data.")
+			case isLetterRune(prev) && isLetterRune(next):
+				add(detInvisible, sevFor(ctx, High, Medium), i, j, "A zero-width character inside a word: it hides the word from filters while the model still reads it.")
+			default:
+				add(detInvisible, sevFor(ctx, Medium, Low), i, j, "A zero-width character: invisible to the user.")
+			}
+			// zero-width characters do not end a word for the homoglyph check
+			i = j
+			continue
+		case isBidiControl(r):
+			endWord(i)
+			if rtl < 0 {
+				rtl = 0
+				for _, c := range s {
+					if isRTL(c) {
+						rtl = 1
+						break
+					}
+				}
+			}
+			j := bidiExtent(s, i, r)
+			switch {
+			case r == 0x202C || r == 0x2069:
+				add(detBidi, Low, i, i+size, "A stray bidi terminator.")
+				j = i + size
+			case isBidiOverride(r):
+				add(detBidi, sevFor(ctx, High, Medium), i, j, "A bidi override reverses how the following text is displayed, so the user reads something other than what the model reads (Trojan Source).")
+			case rtl == 0:
+				add(detBidi, sevFor(ctx, High, Medium), i, j, "A bidi embedding or isolate in text with no right-to-left script: it reorders what the user sees (Trojan Source).")
+			default:
+				add(detBidi, Low, i, j, "A bidi embedding or isolate next to right-to-left text.")
+			}
+			prev = r
+			i = j
+			continue
+		}
+		if isWordRune(r) && !isIgnorable(r) {
+			if wordStart < 0 {
+				wordStart = i
+			}
+			if isLatinLetter(r) {
+				latin = true
+			} else if _, ok := confusable[unicode.ToLower(r)]; ok {
+				conf = true
+			}
+		} else if !isIgnorable(r) {
+			endWord(i)
+		}
+		prev = r
+		i += size
+	}
+	endWord(len(s))
+}
+
+func isLetterRune(r rune) bool { return r >= 0 && unicode.IsLetter(r) }
+
+// sevFor picks the severity for the context.
+func sevFor(ctx ctxKind, def, res Severity) Severity {
+	if ctx == ctxDef {
+		return def
+	}
+	return res
+}
+
+// bidiExtent returns the end of the text a bidi opener at i governs: up to
+// and including its terminator, the end of the line, or 512 bytes.
+func bidiExtent(s string, i int, opener rune) int {
+	_, size := utf8.DecodeRuneInString(s[i:])
+	closer := rune(0x202C)
+	if opener >= 0x2066 {
+		closer = 0x2069
+	}
+	depth := 0
+	j := i + size
+	for j < len(s) && j-i < 512 {
+		r, sz := utf8.DecodeRuneInString(s[j:])
+		if r == '\n' {
+			return j
+		}
+		switch {
+		case r == closer && depth == 0:
+			return j + sz
+		case r == closer:
+			depth--
+		case isBidiControl(r) && r != 0x202C && r != 0x2069:
+			depth++
+		}
+		j += sz
+	}
+	return j
+}
+
+// decodeTags renders a run of tag characters as the ASCII it mirrors;
+// characters without an ASCII twin (LANGUAGE TAG, CANCEL TAG) are shown as
+// \u{…}.
+func decodeTags(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if c := tagASCII(r); c != 0 {
+			b.WriteByte(c)
+		} else {
+			writeEscape(&b, r)
+		}
+	}
+	return b.String()
+}
+
+// vsBytes decodes a variation-selector run into the bytes it carries.
+func vsBytes(s string) []byte {
+	var out []byte
+	for _, r := range s {
+		out = append(out, vsByte(r))
+	}
+	return out
+}
+
+// vsSummary describes the bytes of a variation-selector run: the text if
+// they are printable UTF-8, else their count.
+func vsSummary(s string) string {
+	b := vsBytes(s)
+	if printableUTF8(b) {
+		return "\"" + clip(string(b), 80) + "\""
+	}
+	return itoa(len(b)) + " bytes"
+}
+
+func printableUTF8(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if r != ' ' && r != '\n' && r != '\t' && !unicode.IsGraphic(r) {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var buf [20]byte
+	i := len(buf)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		buf[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		buf[i] = '-'
+	}
+	return string(buf[i:])
+}
+
+// clip trims s to n bytes at a rune boundary, marking the cut with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return validUTF8Prefix(s, n-len("…")) + "…"
+}
