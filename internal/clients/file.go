@@ -135,8 +135,8 @@ func unwrapFile(path string, now time.Time) (Result, error) {
 	}
 	for _, b := range backups {
 		old, err := os.ReadFile(b)
-		if err != nil {
-			continue
+		if err != nil || bytes.Equal(old, data) {
+			continue // unreadable, or the current content itself: restoring it would unwrap nothing
 		}
 		bc, err := Parse(res.Location, old)
 		if err != nil {
@@ -152,6 +152,10 @@ func unwrapFile(path string, now time.Time) (Result, error) {
 			}
 			res.Backup, res.Restored, res.Written, res.Changed, res.Out = b, true, true, true, old
 			res.Changes = restoredChanges(c, bc)
+			res.Note = "restored byte for byte from " + filepath.Base(b)
+			if n := countWrapped(bc); n > 0 {
+				res.Note += fmt.Sprintf("; %d %s already wrapped in that backup and stay so (run weir unwrap again to unwrap them in place)", n, plural(n, "entry was", "entries were"))
+			}
 			return res, nil
 		}
 	}
@@ -178,6 +182,23 @@ func unwrapFile(path string, now time.Time) (Result, error) {
 	}
 	res.Written = true
 	return res, nil
+}
+
+func countWrapped(c *Config) int {
+	n := 0
+	for _, s := range c.Servers {
+		if s.Wrapped {
+			n++
+		}
+	}
+	return n
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // restoredChanges reports a restore from a backup, entry by entry.

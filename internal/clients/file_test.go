@@ -130,7 +130,7 @@ func TestWrapFileInPlaceAndRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res3.Restored || res3.Backup != wantBackup || res3.Note != "" {
+	if !res3.Restored || res3.Backup != wantBackup || res3.Note != "restored byte for byte from claude_desktop_config.json.weir-backup-20261129T154500Z" {
 		t.Errorf("UnwrapFile = %+v", res3)
 	}
 	if got := readFile(t, p); got != desktopConfig {
@@ -169,7 +169,7 @@ func TestWrapFileBackupNamesDoNotCollide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !un.Restored || un.Backup != res.Backup || readFile(t, p) != edited {
+	if !un.Restored || un.Backup != res.Backup || readFile(t, p) != edited || !strings.Contains(un.Note, "2 entries were already wrapped in that backup") {
 		t.Fatalf("UnwrapFile = %+v", un)
 	}
 	var left int
@@ -315,5 +315,26 @@ func TestWrapFileYAML(t *testing.T) {
 	un, err := UnwrapFile(p)
 	if err != nil || !un.Restored || !bytes.Equal([]byte(readFile(t, p)), []byte(orig)) {
 		t.Errorf("UnwrapFile = %+v, %v", un, err)
+	}
+}
+
+// TestUnwrapFileSkipsBackupOfItself: a newer backup holding the current
+// (wrapped) content, as an earlier in-place unwrap leaves behind, must not
+// be "restored": that would unwrap nothing.
+func TestUnwrapFileSkipsBackupOfItself(t *testing.T) {
+	p := writeConfig(t, "claude_desktop_config.json", desktopConfig, 0o600)
+	res, err := WrapFile(p, WrapOptions{}, true, wrapTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p+".weir-backup-20261130T000000Z", res.Out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	un, err := UnwrapFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !un.Restored || un.Backup != res.Backup || readFile(t, p) != desktopConfig {
+		t.Errorf("UnwrapFile = %+v", un)
 	}
 }

@@ -81,7 +81,7 @@ func Wrap(c *Config, opts WrapOptions) (out []byte, changes []Change, err error)
 	for i, s := range c.Servers {
 		ch := Change{Server: s.Name, Path: s.Path}
 		switch {
-		case s.Problem != "" && s.Transport != TransportHTTP && s.Transport != TransportSSE:
+		case s.Problem != "":
 			ch.Action, ch.Detail = ActionRefused, s.Problem
 		case s.Transport == TransportHTTP || s.Transport == TransportSSE:
 			name := s.Name
