@@ -83,35 +83,50 @@
 //
 // [Wrap] and [Unwrap] edit only the bytes of the command and args values:
 // the new arguments are inserted in front of the existing ones in the
-// array's own layout (one per line in a multi-line array, inline in an
-// inline one), the original command moves into the array with its exact
-// spelling, and an args member is added right after command when there is
-// none. Comments, key order, indentation, CRLF line endings and a byte order
-// mark are kept, and Unwrap(Wrap(x)) is x byte for byte (one exception, see
-// Unwrap). Both re-parse their output and refuse to return a file whose
-// servers read differently from what was intended.
+// list's own layout (one per line in a multi-line list, inline in an inline
+// one), the original command moves into the list with its exact spelling
+// (escapes included), and an args member is added right after command when
+// there is none, laid out so that Unwrap can tell it from an "args": [] that
+// was there before. Comments, key order, indentation, CRLF line endings and
+// a byte order mark are kept, and Unwrap(Wrap(x)) is x byte for byte. Both
+// re-parse their output and refuse to return a file whose servers read
+// differently from what was intended. Property tests check these claims on
+// random files in random layouts, and fuzz tests on arbitrary input.
 //
-// YAML files (Goose, Continue) are edited the same way, on spans computed
-// from go.yaml.in/yaml/v3's positions: one "- item" per line lists and
-// [a, b] lists are extended in place. An entry written with anchors,
-// aliases, tags, or multi-line or block scalars in its command or args is
-// refused (reported, left as it is), never guessed at.
+// YAML files (Goose, Continue) are read, wrapped and unwrapped the same way,
+// on spans computed from go.yaml.in/yaml/v3's positions: "- item" block
+// lists and [a, b] flow lists are extended in place, a missing args is added
+// as a flow list on its own line. An entry that uses anchors, aliases,
+// merge keys or tags, or multi-line or block scalars, in its command or args
+// is refused (reported and left as it is), never guessed at.
+//
+// Entries Wrap refuses are left untouched and reported: names ValidName
+// rejects, "args": null (it could not be told apart from [] afterwards),
+// opencode entries with a string command (opencode reads only lists),
+// client-provided servers, and entries with a Problem.
 //
 // Server names become `weir run --name` and the server half of policy
 // patterns ("server:tool") and flow sources ("server/tool"); [ValidName]
 // says which are accepted, and entries with other names are refused with a
 // suggestion. HTTP and SSE entries are not rewritten (weir run fronts stdio
 // servers); their [Change] carries the `weir serve --name NAME --upstream
-// URL` command that would front them. The server's headers are not part of
-// that command.
+// URL` command that would front them (with WrapOptions.WeirPath). The
+// server's headers are not part of that command.
 //
 // # Files, backups and undo
 //
-// [WrapFile] writes PATH.weir-backup-YYYYMMDDTHHMMSSZ first, reads it back
-// to verify it, then replaces the file atomically with the same mode;
-// symbolic links are followed, so the link stays a link. [UnwrapFile]
-// restores the newest backup that wraps to exactly the current bytes, so
-// the file comes back byte for byte; when none does (the file was edited
-// since), it unwraps the entries in place and says so in [Result].Note.
-// Backups are never deleted by Weir.
+// [WrapFile] writes PATH.weir-backup-YYYYMMDDTHHMMSSZ first (UTC, with the
+// file's permissions; "-1", "-2" appended within one second), reads it back
+// to verify it, then replaces the file atomically (temporary file, sync,
+// rename) with the same mode, and refuses to if the file changed on disk
+// meanwhile. Symbolic links are followed, so a link into a dotfiles
+// repository stays a link. Nothing is written when nothing changes.
+//
+// [UnwrapFile] needs no sidecar: it wraps each backup again, newest first,
+// with the weir path and policy the file's wrapped entries use, and when
+// that gives exactly the current bytes, the file has not changed since weir
+// wrap wrote it, and the backup is restored byte for byte
+// ([Result].Restored). Otherwise it unwraps the entries in place (after a
+// backup of the current content) and [Result].Note says so. Backups are
+// never deleted by Weir.
 package clients

@@ -58,17 +58,23 @@ type edit struct {
 //
 //	"command": "weir", "args": ["run", "--name", "NAME", "--", "npx", "-y", "pkg"]
 //
-// Only the command value is replaced and the new arguments are inserted in
-// front of the old ones (an args member is added right after command when
-// there is none), in the file's own layout: every other byte, including
-// comments, key order, indentation, line endings and the byte order mark,
-// stays as it was. Env and cwd are kept: they now apply to weir, which passes
-// them on to the server.
+// Only the command value is replaced, and the new arguments are inserted in
+// front of the old ones in the list's own layout, the original command with
+// its exact spelling; every other byte, including comments, key order,
+// indentation, line endings and a byte order mark, stays as it was. An
+// entry without args gets a member right after command, in the entry's
+// layout: one item per line in a multi-line entry, padded ([ "run", ... ])
+// in a one-line one; an existing "args": [] is filled in unpadded
+// (["run", ...]). That difference is what lets Unwrap remove exactly the
+// members Wrap added. opencode's "command": [...] lists get the weir
+// prefix in front. Env and cwd are kept: they now apply to weir, which
+// passes them on to the server.
 //
 // Entries that already run behind weir run are left alone ("unchanged"), so
 // wrapping twice changes nothing. HTTP and SSE entries are left alone and
 // reported with the `weir serve` command that would front them. Entries whose
-// name ValidName rejects, or that Weir cannot edit safely, are left alone and
+// name ValidName rejects, with a Problem, with "args": null, or that Weir
+// cannot edit safely (YAML anchors, multi-line scalars) are left alone and
 // reported as refused. The returned changes list every server in file order.
 //
 // Wrap checks its own work: it parses the output again and returns an error,
@@ -125,13 +131,12 @@ func Wrap(c *Config, opts WrapOptions) (out []byte, changes []Change, err error)
 }
 
 // Unwrap restores every entry that runs behind `weir run` to run its server
-// directly: the command and arguments after `weir run [flags] --` go back
+// directly: the command and arguments after `weir run [flags] [--]` go back
 // into the command and args values, in place, and every other byte stays as
-// it was. For a file Wrap produced, Unwrap gives back the original bytes,
-// with one exception: an "args": [] member placed right after "command" in
-// exactly the layout Wrap uses for a member it inserts is taken for one and
-// removed (both mean "no arguments" to every client). UnwrapFile restores
-// from the backup and has no such exception.
+// it was. An args member Wrap inserted (recognised by its exact layout; see
+// Wrap) is removed again, so for a file Wrap produced, Unwrap(Wrap(x)) is x
+// byte for byte; entries that were already wrapped in x are unwrapped too.
+// Entries whose weir run arguments name no command are refused.
 func Unwrap(c *Config) (out []byte, changes []Change, err error) {
 	var edits []edit
 	expect := make([]Server, len(c.Servers))
