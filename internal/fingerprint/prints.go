@@ -15,8 +15,8 @@ const blk = 2048
 
 // blkMax bounds the normalised bytes of one block: fill stops at blk, but
 // the rune that crosses it is written whole, and fill writes sixteen bytes
-// at a time through a 256-byte window.
-const blkMax = blk + 256
+// at a time.
+const blkMax = blk + 16
 
 // scratch is the reusable working memory of one Prints call.
 type scratch struct {
@@ -114,8 +114,9 @@ const noMin = ^uint64(0)
 //
 // ASCII text goes sixteen bytes at a time: each byte is written whether or
 // not it is kept and the write offset advances only past kept ones, so
-// there is no branch on the data. The offset is a byte indexing a 256-byte
-// window, so the writes need no bounds checks either.
+// there is no branch on the data. The offset grows by at most one per byte,
+// which the compiler can see (see put), so the writes through the 16-byte
+// window need no bounds checks either.
 func fill(dst *[blkMax]byte, text string, i int) (n, next int) {
 	const high = 0x8080808080808080
 	for n < blk {
@@ -124,7 +125,7 @@ func fill(dst *[blkMax]byte, text string, i int) (n, next int) {
 			if (binary.LittleEndian.Uint64(t[:8])|binary.LittleEndian.Uint64(t[8:]))&high != 0 {
 				break
 			}
-			d := (*[256]byte)(dst[n : n+256])
+			d := (*[16]byte)(dst[n : n+16])
 			o := put(d, 0, t[0])
 			o = put(d, o, t[1])
 			o = put(d, o, t[2])
@@ -168,20 +169,29 @@ func fill(dst *[blkMax]byte, text string, i int) (n, next int) {
 
 // put writes the normalised form of ASCII byte c at d[o] and returns the
 // next write offset. The compiler does not unroll loops, so fill calls it
-// sixteen times in a row.
-func put(d *[256]byte, o uint8, c byte) uint8 {
+// sixteen times in a row. The keep bit is a bool turned into 0 or 1, which
+// lets the compiler bound o by the number of calls: the sixteen writes need
+// neither bounds checks nor the zero extension a byte offset would.
+func put(d *[16]byte, o uint, c byte) uint {
 	d[o] = fillNorm[c]
-	return o + fillKeep[c]
+	return o + b2u(fillKeep[c])
 }
 
-// fillNorm and fillKeep are asciiNorm and its keep bit as full 256-entry
-// tables, so indexing by a byte needs no mask or bounds check.
-var fillNorm, fillKeep = func() (norm, keep [256]byte) {
+// b2u is 1 for true and 0 for false.
+func b2u(b bool) uint {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fillNorm and fillKeep are asciiNorm and whether it keeps the byte, as
+// full 256-entry tables, so indexing by a byte needs no mask or bounds
+// check.
+var fillNorm, fillKeep = func() (norm [256]byte, keep [256]bool) {
 	for c, v := range asciiNorm {
 		norm[c] = v
-		if v != 0 {
-			keep[c] = 1
-		}
+		keep[c] = v != 0
 	}
 	return norm, keep
 }()
