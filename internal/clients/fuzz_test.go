@@ -142,9 +142,14 @@ func checkWrapInvariants(t *testing.T, loc Location, x []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, _, err := Wrap(c, WrapOptions{})
+	w, changes, err := Wrap(c, WrapOptions{})
 	if err != nil {
 		t.Fatalf("%s: Wrap: %v", loc.Format, err)
+	}
+	for _, ch := range changes {
+		if strings.Contains(ch.Detail, "could not rewrite this entry safely") {
+			t.Fatalf("%s: Wrap failed its own check: %s", loc.Format, ch.Detail)
+		}
 	}
 	cw, err := Parse(loc, w)
 	if err != nil {
@@ -154,9 +159,14 @@ func checkWrapInvariants(t *testing.T, loc Location, x []byte) {
 	if err != nil || !bytes.Equal(w, w2) {
 		t.Fatalf("%s: Wrap not idempotent: %v\n%q\n%q", loc.Format, err, w, w2)
 	}
-	u, _, err := Unwrap(cw)
+	u, uch, err := Unwrap(cw)
 	if err != nil {
 		t.Fatalf("%s: Unwrap(Wrap(x)): %v", loc.Format, err)
+	}
+	for _, ch := range uch {
+		if strings.Contains(ch.Detail, "could not rewrite this entry safely") {
+			t.Fatalf("%s: Unwrap failed its own check: %s", loc.Format, ch.Detail)
+		}
 	}
 	ux, _, err := Unwrap(c)
 	if err != nil {

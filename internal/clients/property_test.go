@@ -308,6 +308,11 @@ func checkWrapProperties(t fatalfer, loc Location, x []byte) {
 	if err != nil {
 		t.Fatalf("Wrap: %v\n%s", err, x)
 	}
+	for _, ch := range changes {
+		if strings.Contains(ch.Detail, "could not rewrite this entry safely") {
+			t.Fatalf("Wrap failed its own check: %s\n%s", ch.Detail, x)
+		}
+	}
 	cw, err := Parse(loc, w)
 	if err != nil {
 		t.Fatalf("Parse(Wrap(x)): %v\n%s", err, w)

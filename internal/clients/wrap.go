@@ -81,7 +81,7 @@ type edit struct {
 // not the output, if any server reads differently from what was intended.
 func Wrap(c *Config, opts WrapOptions) (out []byte, changes []Change, err error) {
 	weir := opts.weir()
-	var edits []edit
+	var pend []pending
 	expect := make([]Server, len(c.Servers))
 	copy(expect, c.Servers)
 	for i, s := range c.Servers {
@@ -116,14 +116,14 @@ func Wrap(c *Config, opts WrapOptions) (out []byte, changes []Change, err error)
 				ch.Action, ch.Detail = ActionRefused, why
 				break
 			}
-			edits = append(edits, es...)
+			pend = append(pend, pending{i, es})
 			args := append(append(append([]string(nil), prefix...), s.Command), s.Args...)
 			expect[i].Command, expect[i].Args, expect[i].Wrapped = weir, args, true
 			ch.Action, ch.Detail = ActionWrapped, shellJoin(append([]string{weir}, args...))
 		}
 		changes = append(changes, ch)
 	}
-	out, err = c.apply(edits, expect)
+	out, err = c.applyChecked(pend, expect, changes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -138,7 +138,7 @@ func Wrap(c *Config, opts WrapOptions) (out []byte, changes []Change, err error)
 // byte for byte; entries that were already wrapped in x are unwrapped too.
 // Entries whose weir run arguments name no command are refused.
 func Unwrap(c *Config) (out []byte, changes []Change, err error) {
-	var edits []edit
+	var pend []pending
 	expect := make([]Server, len(c.Servers))
 	copy(expect, c.Servers)
 	for i, s := range c.Servers {
@@ -157,7 +157,7 @@ func Unwrap(c *Config) (out []byte, changes []Change, err error) {
 		if why != "" {
 			ch.Action, ch.Detail = ActionRefused, why
 		} else {
-			edits = append(edits, got...)
+			pend = append(pend, pending{i, got})
 			expect[i].Command, expect[i].Args, expect[i].Wrapped = cmd, args, isWrapped(cmd, args)
 			if len(args) == 0 {
 				expect[i].Args = nil
@@ -166,11 +166,46 @@ func Unwrap(c *Config) (out []byte, changes []Change, err error) {
 		}
 		changes = append(changes, ch)
 	}
-	out, err = c.apply(edits, expect)
+	out, err = c.applyChecked(pend, expect, changes)
 	if err != nil {
 		return nil, nil, err
 	}
 	return out, changes, nil
+}
+
+// pending is the edits for one server (index i).
+type pending struct {
+	i     int
+	edits []edit
+}
+
+// applyChecked applies the edits of every pending entry and checks the
+// result. Should the check fail, it finds the entries whose edits alone go
+// wrong, reports them as refused (in changes) and applies the others: one
+// entry Weir cannot rewrite safely does not stop the rest.
+func (c *Config) applyChecked(pend []pending, expect []Server, changes []Change) ([]byte, error) {
+	var all []edit
+	for _, p := range pend {
+		all = append(all, p.edits...)
+	}
+	out, err := c.apply(all, expect)
+	if err == nil {
+		return out, nil
+	}
+	all = nil
+	for _, p := range pend {
+		one := make([]Server, len(c.Servers))
+		copy(one, c.Servers)
+		one[p.i] = expect[p.i]
+		if _, err := c.apply(p.edits, one); err != nil {
+			changes[p.i].Action = ActionRefused
+			changes[p.i].Detail = "Weir could not rewrite this entry safely (" + err.Error() + "); edit it by hand"
+			expect[p.i] = c.Servers[p.i]
+			continue
+		}
+		all = append(all, p.edits...)
+	}
+	return c.apply(all, expect)
 }
 
 // apply applies edits to the raw bytes and checks that the result parses to
@@ -196,18 +231,30 @@ func (c *Config) apply(edits []edit, expect []Server) ([]byte, error) {
 
 	c2, err := Parse(c.Location, out)
 	if err != nil {
-		return nil, fmt.Errorf("%s: internal error: the rewritten file does not parse (%v); the file was not changed", c.Location.Path, err)
+		return nil, fmt.Errorf("%s: internal error: the rewritten file would not parse (%v); the file was not changed", c.Location.Path, err)
 	}
 	if len(c2.Servers) != len(expect) {
-		return nil, fmt.Errorf("%s: internal error: the rewritten file has %d servers, want %d; the file was not changed", c.Location.Path, len(c2.Servers), len(expect))
+		return nil, fmt.Errorf("%s: internal error: the rewritten file would hold %d servers, not %d; the file was not changed", c.Location.Path, len(c2.Servers), len(expect))
 	}
 	for i := range expect {
-		want, got := normal(expect[i]), normal(c2.Servers[i])
-		if !reflect.DeepEqual(want, got) {
-			return nil, fmt.Errorf("%s: internal error: server %q reads differently after the rewrite (got %+v, want %+v); the file was not changed", c.Location.Path, want.Name, got, want)
+		if d := differ(normal(expect[i]), normal(c2.Servers[i])); d != "" {
+			// Name the fields only: values can be secrets (env, headers).
+			return nil, fmt.Errorf("%s: internal error: server %q would read differently after the rewrite (%s); the file was not changed", c.Location.Path, expect[i].Name, d)
 		}
 	}
 	return out, nil
+}
+
+// differ names the fields in which two servers differ.
+func differ(a, b Server) string {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	var names []string
+	for i := 0; i < va.NumField(); i++ {
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			names = append(names, va.Type().Field(i).Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func normal(s Server) Server {
