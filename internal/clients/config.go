@@ -34,6 +34,7 @@ type Server struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	EnvFile string // VS Code's "envFile": more environment, read from a file when the server starts
 
 	// For HTTP and SSE servers.
 	URL     string
@@ -431,6 +432,7 @@ func (r *reader) entry(name string, v *node, ptr, project string) error {
 	}
 	s.Disabled = isTrue(v.get("disabled")) || isFalse(v.get("enabled"))
 	s.Cwd = str(def.get("cwd"))
+	s.EnvFile = str(def.get("envFile"))
 	s.Env = stringMap(def.get(envKey))
 	s.Headers = stringMap(def.get("headers"))
 

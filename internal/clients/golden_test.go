@@ -166,6 +166,9 @@ func report(loc Location, c *Config, opts WrapOptions, wrap, unwrap []Change) st
 		if s.Cwd != "" {
 			fmt.Fprintf(&b, "    cwd %s\n", s.Cwd)
 		}
+		if s.EnvFile != "" {
+			fmt.Fprintf(&b, "    envFile %s\n", s.EnvFile)
+		}
 		if s.Project != "" {
 			fmt.Fprintf(&b, "    project %s\n", s.Project)
 		}
