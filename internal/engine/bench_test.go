@@ -101,3 +101,57 @@ func BenchmarkObserve(b *testing.B) {
 		}
 	}
 }
+
+// rulesPolicy is a 50-rule policy: 40 argument rules and 10 CEL rules over
+// five servers; ten of them (two CEL) match mail:send_email.
+func rulesPolicy() string {
+	var b strings.Builder
+	b.WriteString("version: 1\nconfig:\n  allowed_domains: [corp.example, partner.example]\nrules:\n")
+	servers := []string{"mail", "files", "slack", "bank", "web"}
+	for i := range 40 {
+		srv := servers[i%5]
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(&b, "  - {id: r%d, match: \"%s:*\", args: {to: {deny: ['(?i)@evil\\.example$', 'pastebin']}}}\n", i, srv)
+		case 1:
+			fmt.Fprintf(&b, "  - {id: r%d, match: \"%s:send_*\", args: {subject: {max_length: 200}}}\n", i, srv)
+		case 2:
+			fmt.Fprintf(&b, "  - {id: r%d, match: \"%s:*\", args: {amount: {min: 0, max: 10000}}}\n", i, srv)
+		case 3:
+			fmt.Fprintf(&b, "  - {id: r%d, match: \"%s:post_*\", args: {channel: {one_of: [\"#eng\", \"#ops\"]}}}\n", i, srv)
+		}
+	}
+	for i := range 10 {
+		srv := servers[i%5]
+		fmt.Fprintf(&b, "  - {id: c%d, match: \"%s:*\", when: 'recipient_domains.exists(d, !(d in config.allowed_domains)) && size(args) < 100', action: warn}\n", i, srv)
+	}
+	return b.String()
+}
+
+// BenchmarkDecideRules measures what 50 rules (10 of them CEL) add to the
+// decision of a sink call with a 4 KB argument, against the same call under
+// a policy with no rules.
+func BenchmarkDecideRules(b *testing.B) {
+	h := hasher(b)
+	s := benchSession(b, h, 1<<20)
+	callArgs := args("to", "ann@corp.example", "subject", "minutes", "body", prose(999, 4096))
+	for _, tc := range []struct{ name, policy string }{
+		{"no-rules", "version: 1\n"},
+		{"50-rules-10-cel", rulesPolicy()},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			pol := mustPolicy(b, tc.policy)
+			call := Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: flow.Sink}, Args: callArgs}
+			if d := Decide(pol, h, s, call); d.Verdict != flow.Allow {
+				b.Fatalf("verdict %s (%s)", d.Verdict, d.Reason)
+			}
+			lat := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				t0 := time.Now()
+				Decide(pol, h, s, call)
+				lat = append(lat, time.Since(t0))
+			}
+			reportPercentiles(b, lat)
+		})
+	}
+}

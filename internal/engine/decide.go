@@ -141,7 +141,7 @@ func Decide(p *policy.Policy, h *fingerprint.Hasher, s *flow.Session, c Call) De
 		}
 	}
 	if len(rules) > 0 {
-		d.fireRules(p, s, c, &m)
+		d.fireRules(p, s, c, rules, &m)
 	}
 	d.finish()
 	switch d.Rule {
@@ -159,22 +159,26 @@ func Decide(p *policy.Policy, h *fingerprint.Hasher, s *flow.Session, c Call) De
 }
 
 // fireRules applies the policy's rules for the call.
-func (d *Decision) fireRules(p *policy.Policy, s *flow.Session, c Call, m *attribution) {
+func (d *Decision) fireRules(p *policy.Policy, s *flow.Session, c Call, rules []*policy.Rule, m *attribution) {
 	args, err := argsMap(c.Args)
 	if err != nil {
 		d.add(Finding{RuleBadArguments, flow.Block,
 			fmt.Sprintf("Weir could not read the arguments of %s (%v), so its rules cannot be checked", c.Name(), err)})
 		return
 	}
-	domains, hosts := addressees(c.Args)
-	vars := policy.Vars{
-		Labels:           c.Labels.Labels.Names(),
-		Legs:             s.Legs.Names(),
-		Sources:          sourceNames(s),
-		Provenance:       m.provenanceLabels(s),
-		RecipientDomains: domains,
-		URLHosts:         hosts,
-		RateExceeded:     c.RateExceeded,
+	vars := policy.Vars{RateExceeded: c.RateExceeded}
+	// The predicates' view of the session costs a scan of the arguments;
+	// argument constraints and rate limits do not need it.
+	if slices.ContainsFunc(rules, func(r *policy.Rule) bool { return r.When != nil }) {
+		vars.Labels = c.Labels.Labels.Names()
+		vars.Legs = s.Legs.Names()
+		vars.Sources = sourceNames(s)
+		vars.Provenance = m.provenanceLabels(s)
+		if m.leaves != nil {
+			vars.RecipientDomains, vars.URLHosts = m.domains, m.hosts
+		} else {
+			vars.RecipientDomains, vars.URLHosts = addressees(c.Args)
+		}
 	}
 	resolved := func(raw string) (string, bool) {
 		r, ok := c.Resolved[raw]
@@ -187,43 +191,89 @@ func (d *Decision) fireRules(p *policy.Policy, s *flow.Session, c Call, m *attri
 	}
 }
 
+// argsMap decodes the arguments as encoding/json would (numbers as
+// float64, the last of repeated members), from bytes already known to be
+// valid, without reflection: it runs for every call a rule matches.
 func argsMap(raw json.RawMessage) (map[string]any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
 	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if raw[0] != '{' || !jsonrpc.Valid(raw) {
 		return nil, errors.New("arguments are not a JSON object")
 	}
-	return m, nil
+	v, err := decodeValue(raw)
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string]any), nil
+}
+
+func decodeValue(v []byte) (any, error) {
+	switch v[0] {
+	case '"':
+		return jsonrpc.Unquote(v)
+	case '{':
+		m := make(map[string]any)
+		err := jsonrpc.EachMember(v, func(k string, mv []byte) error {
+			x, err := decodeValue(mv)
+			m[k] = x
+			return err
+		})
+		return m, err
+	case '[':
+		var a []any
+		err := jsonrpc.EachElement(v, func(_ int, ev []byte) error {
+			x, err := decodeValue(ev)
+			a = append(a, x)
+			return err
+		})
+		if a == nil {
+			a = []any{}
+		}
+		return a, err
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case 'n':
+		return nil, nil
+	default:
+		return strconv.ParseFloat(string(v), 64)
+	}
 }
 
 // addressees returns the domains of the e-mail addresses and the hosts of
 // the URLs in the arguments, canonical, sorted and unique.
 func addressees(raw json.RawMessage) (domains, hosts []string) {
+	var a attribution
 	leaves, _ := stringLeaves(raw)
 	for _, l := range leaves {
-		fingerprint.Identifiers(l.value, func(kind fingerprint.IdentKind, canon string) {
-			var h string
-			switch kind {
-			case fingerprint.IdentEmail:
-				_, h, _ = strings.Cut(canon, "@")
-			case fingerprint.IdentURL:
-				h, _, _ = strings.Cut(canon, "/")
-			default:
-				return
-			}
-			if ch, err := policy.CanonicalHost(h); err == nil {
-				if kind == fingerprint.IdentEmail {
-					domains = append(domains, ch)
-				} else {
-					hosts = append(hosts, ch)
-				}
-			}
-		})
+		fingerprint.Identifiers(l.value, a.addressee)
 	}
-	return uniqueSorted(domains), uniqueSorted(hosts)
+	return uniqueSorted(a.domains), uniqueSorted(a.hosts)
+}
+
+// addressee notes the domain of an e-mail address or the host of a URL.
+func (a *attribution) addressee(kind fingerprint.IdentKind, canon string) {
+	var h string
+	switch kind {
+	case fingerprint.IdentEmail:
+		_, h, _ = strings.Cut(canon, "@")
+	case fingerprint.IdentURL:
+		h, _, _ = strings.Cut(canon, "/")
+	default:
+		return
+	}
+	ch, err := policy.CanonicalHost(h)
+	if err != nil {
+		return
+	}
+	if kind == fingerprint.IdentEmail {
+		a.domains = append(a.domains, ch)
+	} else {
+		a.hosts = append(a.hosts, ch)
+	}
 }
 
 func sourceNames(s *flow.Session) []string {
@@ -331,6 +381,11 @@ type attribution struct {
 	// from: min_matches fingerprints of the source on that path, or one
 	// exact secret or identifier (URL, e-mail, IBAN, long id) of it.
 	provenance map[string][]int32
+
+	// leaves are the arguments' strings, as attribution read them; when it
+	// did, domains and hosts are the e-mail domains and URL hosts in them.
+	leaves         []leaf
+	domains, hosts []string
 }
 
 // pathHits counts, for one argument path, the evidence per source.
@@ -350,6 +405,7 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatche
 	if err != nil {
 		return res, err
 	}
+	res.leaves = leaves
 	privPrints := make(map[uint64]bool)
 	privDigests := make(map[uint64]bool)
 	privSrcs := make(map[int32]bool)
@@ -411,6 +467,9 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatche
 				}
 			})
 			fingerprint.Identifiers(text, func(kind fingerprint.IdentKind, canon string) {
+				if len(via) == 0 && path != "" {
+					res.addressee(kind, canon)
+				}
 				scratch = s.IdentSources(scratch[:0], identDigest(h, kind, canon))
 				for _, i := range scratch {
 					if counted[i] {
@@ -436,6 +495,7 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatche
 			scan("", edges(leaves[i-1].value, leaf.value), nil, false)
 		}
 	}
+	res.domains, res.hosts = uniqueSorted(res.domains), uniqueSorted(res.hosts)
 	res.prints, res.digests = len(privPrints), len(privDigests)
 	for i := range privSrcs {
 		res.sources = append(res.sources, s.Sources[i].Tool)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -396,4 +397,25 @@ func TestDecideDataflowAndRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzArgsMap: the reflection-free decoder agrees with encoding/json.
+func FuzzArgsMap(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1,"b":[true,null,"x\u00e9"],"c":{"d":-1.5e3}}`, `{"a":1,"a":2}`, `{"A":1,"a":2}`, `[1]`, `{"n":1e999}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, err := argsMap(in)
+		var want map[string]any
+		werr := json.Unmarshal(in, &want)
+		if len(bytes.TrimSpace(in)) == 0 || string(bytes.TrimSpace(in)) == "null" {
+			return
+		}
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%q: err %v, encoding/json %v", in, err, werr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: got %#v, want %#v", in, got, want)
+		}
+	})
 }

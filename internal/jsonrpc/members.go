@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	segjson "github.com/segmentio/encoding/json"
 )
@@ -104,9 +105,10 @@ func eachMember(obj []byte, fn func(name string, value []byte) error) error {
 	}
 }
 
-// Unquote decodes the JSON string literal s.
+// Unquote decodes the JSON string literal s as encoding/json does,
+// invalid UTF-8 becoming U+FFFD.
 func Unquote(s []byte) (string, error) {
-	if bytes.IndexByte(s, '\\') < 0 {
+	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
 		return string(s[1 : len(s)-1]), nil
 	}
 	var out string
