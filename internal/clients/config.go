@@ -473,6 +473,8 @@ func (r *reader) entry(name string, v *node, ptr, project string) error {
 		}
 	case cm.val.kind == kArray && f == FormatOpencode:
 		e = entry{form: formArray, obj: def, cmd: cm}
+	case f == FormatOpencode:
+		s.Problem = fmt.Sprintf("\"command\" is %s; want a list of strings", cm.val.kind)
 	default:
 		s.Problem = fmt.Sprintf("%q is %s; want a string", cmdKey, cm.val.kind)
 	}
