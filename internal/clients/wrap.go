@@ -101,6 +101,9 @@ func Wrap(c *Config, opts WrapOptions) (out []byte, changes []Change, err error)
 			ch.Action, ch.Detail = ActionRefused, "not a stdio server"
 		case s.Wrapped:
 			ch.Action, ch.Detail = ActionUnchanged, "already runs behind weir run"
+			if _, name, _, _ := parseRun(s.Args); name != "" && name != s.Name {
+				ch.Detail += fmt.Sprintf(" (as --name %s)", name)
+			}
 		default:
 			if err := ValidName(s.Name); err != nil {
 				ch.Action, ch.Detail = ActionRefused, err.Error()
