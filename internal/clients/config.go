@@ -14,7 +14,7 @@ const (
 	TransportStdio   = "stdio"
 	TransportHTTP    = "http"    // Streamable HTTP
 	TransportSSE     = "sse"     // the older HTTP+SSE transport
-	TransportBuiltin = "builtin" // runs inside the client (Goose builtin extensions); nothing to launch or front
+	TransportBuiltin = "builtin" // provided by the client or one of its extensions (Goose builtins, Zed extension servers); nothing to launch or front
 )
 
 // Server is one MCP server entry of a client configuration, as the client
