@@ -149,3 +149,30 @@ func BenchmarkFireBlocked(b *testing.B) {
 		}
 	})
 }
+
+// TestFireConcurrent shares one policy between goroutines, as the proxies'
+// request handlers do (run with -race).
+func TestFireConcurrent(t *testing.T) {
+	p := benchPolicy(t)
+	done := make(chan []Firing)
+	for i := range 8 {
+		go func() {
+			args, vars := benchCall()
+			if i%2 == 1 {
+				args["priority"] = "urgent"
+				vars.RecipientDomains = []string{"evil.example"}
+			}
+			var last []Firing
+			for range 200 {
+				last = p.Fire("mail", "send", args, vars, identity)
+			}
+			done <- last
+		}()
+	}
+	for range 8 {
+		f := <-done
+		if len(f) != 0 && MostSevere(f) != flow.Block {
+			t.Errorf("fired %+v", f)
+		}
+	}
+}

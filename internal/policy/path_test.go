@@ -238,3 +238,34 @@ func TestPercentDecode(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveArgs(t *testing.T) {
+	f := newPathFixture(t)
+	p := mustParse(t, "version: 1\nrules:\n  - match: \"fs:*\"\n    args:\n      path: {within: [\""+f.projects+"\"]}\n      paths: {within: [\""+f.projects+"\"]}\n      mode: {one_of: [r]}\n")
+	args := map[string]any{
+		"path":  "sub/file.txt",
+		"paths": []any{"~/projects/link/passwd", "x\x00", 3.0, []any{"inner"}},
+		"mode":  "~/not-a-path",
+	}
+	m := p.ResolveArgs("fs", "read", args, f.home, f.projects)
+	want := map[string]string{
+		"sub/file.txt":           filepath.Join(f.projects, "sub/file.txt"),
+		"~/projects/link/passwd": filepath.Join(f.root, "etc/passwd"),
+		"inner":                  filepath.Join(f.projects, "sub"),
+	}
+	if len(m) != len(want) {
+		t.Errorf("ResolveArgs = %v", m)
+	}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("ResolveArgs[%q] = %q, want %q", k, m[k], v)
+		}
+	}
+	fired := p.Fire("fs", "read", args, Vars{}, func(raw string) (string, bool) { r, ok := m[raw]; return r, ok })
+	if len(fired) != 1 || fired[0].Detail != "$.paths[0] is outside "+f.projects {
+		t.Errorf("fired %+v", fired)
+	}
+	if m := p.ResolveArgs("other", "read", args, f.home, f.projects); m != nil {
+		t.Errorf("no rule matches, got %v", m)
+	}
+}

@@ -70,7 +70,8 @@ type Policy struct {
 	// Config holds the named values `when` predicates compare against, as
 	// plain Go values: string, int64 (whole numbers), float64, bool, nil,
 	// []any and map[string]any. It is the preset's config with the file's
-	// keys replacing the preset's.
+	// keys replacing the preset's. Predicates read it as compiled; do not
+	// change it.
 	Config map[string]any
 	// Preset names the preset the policy is layered on (for a preset, its
 	// own name).

@@ -285,8 +285,9 @@ func (p *Policy) RulesFor(server, tool string) []*Rule {
 
 // PathArgs returns the names of the arguments that some rule matching tool
 // on server checks with `within`, each once, in rule order. The relay
-// resolves those arguments ([ResolvePath]) before the decision, which then
-// stays pure.
+// resolves those arguments ([ResolvePath]; for an array, each string in
+// it) before the decision, which then stays pure. [Policy.ResolveArgs] does
+// that.
 func (p *Policy) PathArgs(server, tool string) []string {
 	if p == nil {
 		return nil
@@ -301,6 +302,49 @@ func (p *Policy) PathArgs(server, tool string) []string {
 			if a := &r.Args[j]; len(a.Within) > 0 && !slices.Contains(out, a.Name) {
 				out = append(out, a.Name)
 			}
+		}
+	}
+	return out
+}
+
+// ResolveArgs resolves the path arguments of a call ([Policy.PathArgs]),
+// strings in arrays included, and returns each raw string's resolved form;
+// a string that does not resolve is left out, so a within check on it
+// fails. It does I/O (symlinks); call it before the decision and pass
+//
+//	func(raw string) (string, bool) { r, ok := m[raw]; return r, ok }
+//
+// as Fire's resolved.
+func (p *Policy) ResolveArgs(server, tool string, args map[string]any, home, cwd string) map[string]string {
+	names := p.PathArgs(server, tool)
+	if len(names) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		switch x := v.(type) {
+		case string:
+			if _, done := out[x]; !done {
+				if r, err := ResolvePath(x, home, cwd); err == nil {
+					out[x] = r
+				}
+			}
+		case []any:
+			if depth < maxNesting {
+				for _, e := range x {
+					walk(e, depth+1)
+				}
+			}
+		case []string:
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		}
+	}
+	for _, n := range names {
+		if v, ok := args[n]; ok {
+			walk(v, 0)
 		}
 	}
 	return out
