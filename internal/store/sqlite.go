@@ -77,6 +77,24 @@ var migrations = []string{
 		at      INTEGER NOT NULL
 	);
 	CREATE INDEX rate_events_session_key_at ON rate_events (session, key, at);`,
+
+	// 3: tool-definition pins, one row per (server identity, tool): the
+	// approved definition and, when the server now shows a different or a
+	// quarantined one, that one awaiting approval.
+	`CREATE TABLE pins (
+		identity     TEXT    NOT NULL,
+		tool         TEXT    NOT NULL,
+		server       TEXT    NOT NULL,
+		hash         TEXT    NOT NULL,
+		definition   BLOB,
+		pending_hash TEXT    NOT NULL,
+		pending_def  BLOB,
+		pending_why  TEXT    NOT NULL,
+		first_seen   INTEGER NOT NULL,
+		updated      INTEGER NOT NULL,
+		PRIMARY KEY (identity, tool)
+	) WITHOUT ROWID;
+	CREATE INDEX pins_server ON pins (server);`,
 }
 
 // The statements Append, Sync and Take run; syncQuery and the rate queries
