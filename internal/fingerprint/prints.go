@@ -14,9 +14,8 @@ import (
 const blk = 2048
 
 // blkMax bounds the normalised bytes of one block: fill stops at blk, but
-// the rune that crosses it is written whole, and fill writes sixteen bytes
-// at a time.
-const blkMax = blk + 16
+// the rune that crosses it is written whole.
+const blkMax = blk + utf8.UTFMax
 
 // scratch is the reusable working memory of one Prints call.
 type scratch struct {
