@@ -62,6 +62,7 @@ type options struct {
 	tmp      string
 	timeout  time.Duration
 	quiet    bool
+	verdicts string
 }
 
 func main() {
@@ -108,6 +109,7 @@ func parseFlags(args []string) (*options, error) {
 	fl.StringVar(&o.tmp, "tmp", "", "scratch folder for WEIR_HOMEs (default /dev/shm when usable, else the system temp folder)")
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "time limit for one replay")
 	fl.BoolVar(&o.quiet, "q", false, "no progress bar")
+	fl.StringVar(&o.verdicts, "verdicts", "", "also write every call's verdict, rule and reason, one transcript and preset per line, to this JSONL file")
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: go run ./bench/agentdojo [flags]\n\nReplays AgentDojo transcripts through weir run and scores stop rate and false positives.\n\n")
 		fl.PrintDefaults()
@@ -178,10 +180,7 @@ func corpusName(dir string) string {
 }
 
 func resultsPath(root, corpus string, partial bool) string {
-	name := corpusName(corpus)
-	if !strings.HasPrefix(name, "agentdojo") {
-		name = "agentdojo-" + name
-	}
+	name := "agentdojo-" + corpusName(corpus)
 	if partial {
 		name += "-partial"
 	}
@@ -253,6 +252,11 @@ func run(ctx context.Context, o *options, argv []string) error {
 	}
 	if err := rep.Write(out); err != nil {
 		return err
+	}
+	if o.verdicts != "" {
+		if err := writeVerdicts(o.verdicts, selected, o.presets, results); err != nil {
+			return err
+		}
 	}
 	rep.Summary(os.Stdout)
 	fmt.Printf("\nwrote %s (%d transcripts × %d presets in %s, %d jobs)\n", out, len(selected), len(o.presets), elapsed.Round(time.Second), o.jobs)

@@ -18,21 +18,23 @@ import (
 func describeRun(root string, o *options, argv []string, weir string, n int, replay, total time.Duration) Meta {
 	replays := n * len(o.presets)
 	m := Meta{
-		Date:       time.Now().UTC().Format(time.RFC3339),
-		Commit:     gitDescribe(root),
-		Machine:    machine(),
-		Go:         runtime.Version(),
-		Command:    strings.TrimSpace("go run ./bench/agentdojo " + strings.Join(argv, " ")),
-		Corpus:     o.corpus,
-		Weir:       weirVersion(weir),
-		Presets:    append([]string{undefended}, o.presets...),
-		Jobs:       o.jobs,
-		Replays:    replays,
-		ReplaySecs: roundTo(replay.Seconds(), 1),
-		TotalSecs:  roundTo(total.Seconds(), 1),
+		Date:        time.Now().UTC().Format(time.RFC3339),
+		Commit:      gitDescribe(root),
+		Uncommitted: uncommitted(root),
+		Machine:     machine(),
+		Go:          runtime.Version(),
+		Command:     strings.TrimSpace("go run ./bench/agentdojo " + strings.Join(argv, " ")),
+		Corpus:      o.corpus,
+		Weir:        weirVersion(weir),
+		Presets:     append([]string{undefended}, o.presets...),
+		Jobs:        o.jobs,
+		Replays:     replays,
+		ReplaySecs:  roundTo(replay.Seconds(), 1),
+		TotalSecs:   roundTo(total.Seconds(), 1),
 	}
 	if o.weir != "" {
 		m.Weir += " (prebuilt: " + o.weir + ")"
+		m.Uncommitted = nil // not known to be what the binary was built from
 	}
 	if replays > 0 {
 		m.MsPerReplay = roundTo(float64(replay.Milliseconds())/float64(replays), 1)
@@ -51,6 +53,27 @@ func roundTo(x float64, digits int) float64 {
 		p *= 10
 	}
 	return float64(int64(x*p+0.5)) / p
+}
+
+// uncommitted lists the changed and untracked files of the working tree
+// outside bench/, which the weir binary may have been built with.
+func uncommitted(root string) []string {
+	if root == "" {
+		return nil
+	}
+	cmd := exec.Command("git", "status", "--porcelain", "--untracked-files=all", "--", ".", ":!bench")
+	cmd.Dir = root
+	b, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // gitDescribe is the commit of the working tree, "-dirty" when it has

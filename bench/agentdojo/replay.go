@@ -34,6 +34,10 @@ type Replayer struct {
 type Decision struct {
 	Verdict Verdict
 	Rule    string
+	// Reason and Sources are the audit record's: product copy built from
+	// tool names, labels and argument paths, never values.
+	Reason  string
+	Sources []string
 }
 
 // Replay runs one transcript through `weir run --monitor` with the policy
@@ -249,10 +253,12 @@ func readVerdicts(path string, t *Transcript) ([]Decision, error) {
 			continue
 		}
 		var rec struct {
-			Event   string `json:"event"`
-			Tool    string `json:"tool"`
-			Verdict string `json:"verdict"`
-			Rule    string `json:"rule"`
+			Event   string   `json:"event"`
+			Tool    string   `json:"tool"`
+			Verdict string   `json:"verdict"`
+			Rule    string   `json:"rule"`
+			Reason  string   `json:"reason"`
+			Sources []string `json:"sources"`
 		}
 		if err := json.Unmarshal(line, &rec); err != nil {
 			return nil, fmt.Errorf("audit log line %d: %w", i+1, err)
@@ -271,7 +277,7 @@ func readVerdicts(path string, t *Transcript) ([]Decision, error) {
 		if err != nil {
 			return nil, fmt.Errorf("audit log line %d: %w", i+1, err)
 		}
-		out = append(out, Decision{Verdict: v, Rule: rec.Rule})
+		out = append(out, Decision{Verdict: v, Rule: rec.Rule, Reason: rec.Reason, Sources: rec.Sources})
 	}
 	if len(out) != len(t.Calls) {
 		return nil, fmt.Errorf("audit log: %d call records for %d calls", len(out), len(t.Calls))

@@ -187,3 +187,13 @@ func ScoreUserCalls(calls []Call, verdicts []Verdict, r Reading) UserCalls {
 	}
 	return u
 }
+
+// SinkCallStopped reports whether the first sink injection call's own
+// verdict stops it, whatever happened before it. The verdict is exact for
+// the recorded history; when the walk ended earlier, the real history
+// would have differed (the stopped call's result never seen), so this is
+// an indicator, not a stop.
+func SinkCallStopped(calls []Call, verdicts []Verdict) bool {
+	i := FirstSink(calls)
+	return i >= 0 && verdicts[i].Stops()
+}

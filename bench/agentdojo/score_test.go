@@ -72,6 +72,27 @@ func TestAttackOutcome(t *testing.T) {
 	}
 }
 
+func TestSinkCallStopped(t *testing.T) {
+	attack := calls(user, sink, sink)
+	tests := []struct {
+		verdicts string
+		want     bool
+	}{
+		{"a a a", false},
+		{"a b a", true},
+		{"b e a", true}, // the walk ended earlier; the sink call's own verdict still stops
+		{"a w b", false},
+	}
+	for _, tc := range tests {
+		if got := SinkCallStopped(attack, verdicts(tc.verdicts)); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.verdicts, got, tc.want)
+		}
+	}
+	if SinkCallStopped(calls(user, support), verdicts("b b")) {
+		t.Error("a transcript without a sink call has no sink call to stop")
+	}
+}
+
 func TestWalkCalls(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -224,7 +245,7 @@ func decided(s string) Run {
 	return r
 }
 
-func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+func near(a, b float64) bool { return a-b < 1e-4 && b-a < 1e-4 }
 
 func TestSelect(t *testing.T) {
 	var ts []*Transcript
