@@ -119,5 +119,5 @@ func ExampleSchema() {
 	fmt.Println(len(schema.Properties), "top-level keys")
 	// Output:
 	// https://json-schema.org/draft/2020-12/schema
-	// 8 top-level keys
+	// 9 top-level keys
 }

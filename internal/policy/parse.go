@@ -115,6 +115,7 @@ type layer struct {
 	mode          *Mode
 	preset        *string
 	defaultAction *DefaultAction
+	redactSecrets *bool
 	exfiltration  *flow.Verdict
 	trifecta      *flow.Verdict
 	integrity     *flow.Verdict
@@ -144,6 +145,7 @@ func (l *layer) apply(base *Policy, source string) *Policy {
 	set(&p.Mode, l.mode)
 	set(&p.Preset, l.preset)
 	set(&p.DefaultAction, l.defaultAction)
+	set(&p.RedactSecrets, l.redactSecrets)
 	set(&p.Flow.Exfiltration, l.exfiltration)
 	set(&p.Flow.Trifecta, l.trifecta)
 	set(&p.Flow.Integrity, l.integrity)
@@ -184,6 +186,7 @@ func (l *layer) missing() []string {
 		{"version", l.version != nil},
 		{"mode", l.mode != nil},
 		{"default_action", l.defaultAction != nil},
+		{"redact_secrets", l.redactSecrets != nil},
 		{"flow.exfiltration", l.exfiltration != nil},
 		{"flow.trifecta", l.trifecta != nil},
 		{"flow.integrity", l.integrity != nil},
@@ -204,7 +207,7 @@ type level struct {
 }
 
 var (
-	topLevel   = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "flow", "config", "tools", "rules"}}
+	topLevel   = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "config", "tools", "rules"}}
 	flowLevel  = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "tainted_args", "min_matches", "allow_flows"}}
 	toolLevel  = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels"}}
 	ruleLevel  = &level{where: `in a "rules:" entry`, keys: []string{"id", "match", "args", "when", "rate_limit", "action", "because"}}
@@ -517,6 +520,11 @@ func (d *decoder) document(doc *yaml.Node) {
 			d.l.defaultAction = &v
 		}
 	}
+	if e, ok := m["redact_secrets"]; ok {
+		if v, ok := d.boolean("redact_secrets", deref(e.v)); ok {
+			d.l.redactSecrets = &v
+		}
+	}
 	if e, ok := m["flow"]; ok {
 		d.flow(e)
 	}
@@ -568,6 +576,22 @@ func (d *decoder) integer(key string, v *yaml.Node, want string) (int, bool) {
 	}
 	d.errAt(v, key, "want %s, got %s%s", want, describe(v), hint)
 	return 0, false
+}
+
+// boolean decodes true or false.
+func (d *decoder) boolean(key string, v *yaml.Node) (bool, bool) {
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool" {
+		var b bool
+		if v.Decode(&b) == nil {
+			return b, true
+		}
+	}
+	hint := ""
+	if l := strings.ToLower(strings.TrimSpace(v.Value)); isString(v) && (l == "true" || l == "false") {
+		hint = "; drop the quotes"
+	}
+	d.errAt(v, key, "want true or false, got %s%s", describe(v), hint)
+	return false, false
 }
 
 // enum decodes a string that must be one of names and returns its index.

@@ -62,6 +62,10 @@ type Policy struct {
 	Version       int
 	Mode          Mode
 	DefaultAction DefaultAction
+	// RedactSecrets replaces the secrets (API keys, passwords, tokens) in
+	// tool results with a labelled placeholder before the model reads them;
+	// they are still fingerprinted, so a leak of the original is caught.
+	RedactSecrets bool
 	Flow          Flow
 	Tools         []ToolEntry
 	// Rules are the argument, predicate and rate-limit rules, the preset's
