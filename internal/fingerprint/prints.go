@@ -118,9 +118,14 @@ const noMin = ^uint64(0)
 // window need no bounds checks either.
 func fill(dst *[blkMax]byte, text string, i int) (n, next int) {
 	const high = 0x8080808080808080
+	// Converted once: the compiler does not copy a []byte it can see is
+	// only read, and converting per chunk would test each for emptiness.
+	tb := []byte(text)
 	for n < blk {
-		for i+16 <= len(text) && n <= blk-16 {
-			t := (*[16]byte)([]byte(text[i : i+16]))
+		// As uints the bounds also tell the compiler that n is not
+		// negative, so slicing d below needs no check.
+		for uint(i)+16 <= uint(len(tb)) && uint(n) <= blk-16 {
+			t := (*[16]byte)(tb[i : i+16])
 			if (binary.LittleEndian.Uint64(t[:8])|binary.LittleEndian.Uint64(t[8:]))&high != 0 {
 				break
 			}
