@@ -43,6 +43,13 @@ var ansiWhat = [...]string{
 	ansiControl:   "a control character",
 }
 
+var ansiMsg = func() (m [len(ansiWhat)]string) {
+	for k, w := range ansiWhat {
+		m[k] = "Contains " + w + ": terminals act on it, while the model reads the raw bytes."
+	}
+	return m
+}()
+
 // scanANSI reports terminal escapes and controls in s.
 func scanANSI(s string, ctx ctxKind, add adder) {
 	for i := 0; i < len(s); {
@@ -96,7 +103,7 @@ func scanANSI(s string, ctx ctxKind, add adder) {
 		default:
 			sev = sevFor(ctx, High, Medium)
 		}
-		add(detANSI, sev, i, end, "Contains "+ansiWhat[kind]+": terminals act on it, while the model reads the raw bytes.")
+		add(detANSI, sev, i, end, ansiMsg[kind])
 		i = end
 	}
 }

@@ -229,7 +229,20 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		return nil
 	}
 	var out []rawFinding
+	// at most maxPerDetector findings per detector and severity: hostile
+	// text can hold a million escapes, and finish keeps only the most
+	// severe maxPerDetector of each detector anyway
+	counts := map[string]*[4]uint8{}
 	add := func(det string, sev Severity, start, end int, msg string) {
+		c := counts[det]
+		if c == nil {
+			c = new([4]uint8)
+			counts[det] = c
+		}
+		if c[sev&3] >= maxPerDetector {
+			return
+		}
+		c[sev&3]++
 		out = append(out, rawFinding{Finding: Finding{Detector: det, Severity: sev, Field: field, Start: start, End: end, Message: msg}})
 	}
 	v := newView(text)

@@ -340,6 +340,7 @@ func scanImages(s string) (urls []string, spans [][2]int) {
 		return nil, nil
 	}
 	var refs map[string]string
+	stop := -1 // the next ']' or newline at or after the current alt text
 	for i := 0; i < len(s) && len(urls) < 32; {
 		k := strings.Index(s[i:], "![")
 		if k < 0 {
@@ -347,12 +348,16 @@ func scanImages(s string) (urls []string, spans [][2]int) {
 		}
 		start := i + k
 		j := start + 2
-		// alt text: up to ']' on a bounded window, no nesting
-		e := j
-		for e < len(s) && e-j < 1000 && s[e] != ']' && s[e] != '\n' {
-			e++
+		// alt text: up to the next ']' on the same line, at most 1000
+		// bytes; stop only moves forward, so the scan stays linear
+		if stop < j {
+			stop = len(s)
+			if n := strings.IndexAny(s[j:], "]\n"); n >= 0 {
+				stop = j + n
+			}
 		}
-		if e >= len(s) || s[e] != ']' {
+		e := stop
+		if e >= len(s) || s[e] != ']' || e-j > 1000 {
 			i = start + 2
 			continue
 		}

@@ -137,67 +137,110 @@ const (
 )
 
 type step struct {
-	kind  uint8
-	opt   bool
-	gap   int
-	set   map[int16]bool // single-token alternatives
-	multi [][]int16      // multi-token alternatives
+	kind   uint8
+	opt    bool
+	gap    int
+	single []int16   // single-token alternatives, while compiling
+	set    []uint64  // the same as a bitset over lexicon ids (after finalize)
+	first  []uint64  // bitset of every id a match can start with
+	multi  [][]int16 // multi-token alternatives
+	bloom  bloomMask // bloom bits of every id a match of this step starts with
 }
 
-// matchLens calls f with the length of every alternative of a words step
-// that matches at token ti (not beyond limit); f returns true to stop.
-func (st *step) matchLens(v *view, ti, limit int, f func(n int) bool) {
-	if ti > limit {
-		return
+// allSteps lists every compiled step, so finalizeSteps can turn their
+// word lists into bitsets once the lexicon is complete.
+var allSteps []*step
+
+func registerSteps(steps []step) {
+	for i := range steps {
+		allSteps = append(allSteps, &steps[i])
 	}
-	tk := &v.toks[ti]
-	if tk.nid == 0 {
-		return
-	}
-	for i := uint8(0); i < tk.nid; i++ {
-		if st.set[tk.ids[i]] {
-			if f(1) {
-				return
-			}
-			break
+}
+
+// finalizeSteps builds the bitsets and bloom masks of every step.
+func finalizeSteps() {
+	words := (len(lex.words) + 63) / 64
+	for _, st := range allSteps {
+		st.set = make([]uint64, words)
+		st.first = make([]uint64, words)
+		for _, id := range st.single {
+			st.set[id>>6] |= 1 << (id & 63)
+			st.first[id>>6] |= 1 << (id & 63)
+			st.bloom.add(id)
+		}
+		for _, alt := range st.multi {
+			st.first[alt[0]>>6] |= 1 << (alt[0] & 63)
+			st.bloom.add(alt[0])
 		}
 	}
-	for _, alt := range st.multi {
-		if ti+len(alt)-1 > limit || !tk.has(alt[0]) {
-			continue
-		}
-		ok := true
-		for k := 1; k < len(alt); k++ {
-			if !v.toks[ti+k].has(alt[k]) {
-				ok = false
-				break
-			}
-		}
-		if ok && f(len(alt)) {
-			return
+}
+
+// hasTok reports whether token t is one of the step's single-token words.
+func (st *step) hasTok(t *token) bool {
+	for i := uint8(0); i < t.nid; i++ {
+		id := t.ids[i]
+		if st.set[id>>6]&(1<<(id&63)) != 0 {
+			return true
 		}
 	}
+	return false
+}
+
+// anyOf reports whether a match of the step can start with one of ids.
+func (st *step) anyOf(ids []int16) bool {
+	for _, id := range ids {
+		if st.first[id>>6]&(1<<(id&63)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// canStart reports whether a match of the step can start at token t.
+func (st *step) canStart(t *token) bool {
+	for i := uint8(0); i < t.nid; i++ {
+		id := t.ids[i]
+		if st.first[id>>6]&(1<<(id&63)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// seqAt reports whether the token sequence alt matches at ti.
+func seqAt(v *view, alt []int16, ti, limit int) bool {
+	if ti+len(alt)-1 > limit {
+		return false
+	}
+	for k, id := range alt {
+		if !v.toks[ti+k].has(id) {
+			return false
+		}
+	}
+	return true
 }
 
 // matchAt reports whether a words step matches at ti, and the longest
 // length.
 func (st *step) matchAt(v *view, ti, limit int) int {
+	if ti > limit || ti >= len(v.toks) || !st.canStart(&v.toks[ti]) {
+		return 0
+	}
 	best := 0
-	st.matchLens(v, ti, limit, func(n int) bool {
-		if n > best {
-			best = n
+	if st.hasTok(&v.toks[ti]) {
+		best = 1
+	}
+	for _, alt := range st.multi {
+		if len(alt) > best && seqAt(v, alt, ti, limit) {
+			best = len(alt)
 		}
-		return false
-	})
+	}
 	return best
 }
 
 // firstIDs returns the ids a match of this step can start with.
 func (st *step) firstIDs() []int16 {
-	var ids []int16
-	for id := range st.set {
-		ids = append(ids, id)
-	}
+	ids := append([]int16(nil), st.single...)
 	for _, alt := range st.multi {
 		ids = append(ids, alt[0])
 	}
@@ -318,10 +361,7 @@ func (st *step) addAlts(body string) {
 			panic("detect: empty alternative in " + body)
 		}
 		if len(seq) == 1 {
-			if st.set == nil {
-				st.set = map[int16]bool{}
-			}
-			st.set[seq[0]] = true
+			st.single = append(st.single, seq[0])
 		} else {
 			st.multi = append(st.multi, seq)
 		}
@@ -347,6 +387,7 @@ func wordSeq(alt string) []int16 {
 func wordSet(body string) *step {
 	st := &step{kind: stWords}
 	st.addAlts(body)
+	allSteps = append(allSteps, st)
 	return st
 }
 
@@ -420,15 +461,51 @@ func (m *matcher) dfs(si, ti int) int {
 		}
 		return -1
 	}
-	res := -1
-	st.matchLens(m.v, ti, m.limit, func(n int) bool {
-		res = m.dfs(si+1, ti+n)
-		return res >= 0
-	})
-	if res < 0 && st.opt {
-		res = m.dfs(si+1, ti)
+	if ti <= m.limit {
+		tk := &m.v.toks[ti]
+		if tk.nid > 0 {
+			if st.hasTok(tk) {
+				if e := m.dfs(si+1, ti+1); e >= 0 {
+					return e
+				}
+			}
+			for _, alt := range st.multi {
+				if tk.has(alt[0]) && seqAt(m.v, alt, ti, m.limit) {
+					if e := m.dfs(si+1, ti+len(alt)); e >= 0 {
+						return e
+					}
+				}
+			}
+		}
 	}
-	return res
+	if st.opt {
+		return m.dfs(si+1, ti)
+	}
+	return -1
+}
+
+// bloomMask is a 256-bit Bloom filter of lexicon ids.
+type bloomMask [4]uint64
+
+func bloomBit(id int16) (int, uint64) {
+	h := uint32(id) * 2654435761 >> 24
+	return int(h >> 6 & 3), 1 << (h & 63)
+}
+
+func (b *bloomMask) add(id int16) {
+	w, bit := bloomBit(id)
+	b[w] |= bit
+}
+
+func (b *bloomMask) or(o *bloomMask) {
+	b[0] |= o[0]
+	b[1] |= o[1]
+	b[2] |= o[2]
+	b[3] |= o[3]
+}
+
+func (b *bloomMask) meets(o *bloomMask) bool {
+	return b[0]&o[0]|b[1]&o[1]|b[2]&o[2]|b[3]&o[3] != 0
 }
 
 // validUTF8Prefix trims s to at most n bytes without splitting a rune.

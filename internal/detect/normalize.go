@@ -21,9 +21,16 @@ import (
 type view struct {
 	src  string
 	norm []byte
-	from []int32 // from[i]: source offset of the rune that produced norm[i]
-	to   []int32 // to[i]: source end offset of that rune
+	segs []seg // the map from norm to src, in order of norm
 	toks []token
+}
+
+// seg maps the normalised bytes from norm up to the next segment to the
+// source. A linear segment maps byte for byte (norm+k ↔ src+k); an atomic
+// one maps all its bytes to the whole source span [src, srcEnd) (a folded
+// letter, a collapsed run of white space).
+type seg struct {
+	norm, src, srcEnd int32 // srcEnd < 0: linear
 }
 
 // token is one word of the normalised text (or one CJK character).
@@ -181,41 +188,32 @@ func isSpaceRune(r rune) bool {
 // newView normalises s. The returned view's slices are freshly allocated.
 func newView(s string) *view {
 	v := &view{src: s}
-	v.norm = make([]byte, 0, len(s)+8)
-	v.from = make([]int32, 0, len(s)+8)
-	v.to = make([]int32, 0, len(s)+8)
+	norm := make([]byte, 0, len(s)+8)
+	var segs []seg
+	lin := false      // the last segment is linear
+	linSrc := int32(0) // where the next byte continues it in src
+	// emit records that norm grew from n0 by the bytes of src [a, b).
+	emit := func(n0, a, b int) {
+		if len(norm)-n0 == b-a {
+			if !lin || linSrc != int32(a) {
+				segs = append(segs, seg{int32(n0), int32(a), -1})
+				lin = true
+			}
+			linSrc = int32(b)
+			return
+		}
+		segs = append(segs, seg{int32(n0), int32(a), int32(b)})
+		lin = false
+	}
 	pendingWS := -1 // source offset of a pending white-space run
 	newlines := 0
 	mixed, wordEnd := false, -1
-	emitFrom := func(start, end int, n0 int) {
-		for k := n0; k < len(v.norm); k++ {
-			v.from = append(v.from, int32(start))
-			v.to = append(v.to, int32(end))
-		}
-	}
-	flushWS := func(end int) {
-		if pendingWS < 0 {
-			return
-		}
-		if len(v.norm) > 0 {
-			n0 := len(v.norm)
-			switch {
-			case newlines >= 2:
-				v.norm = append(v.norm, '\n', '\n')
-			case newlines == 1:
-				v.norm = append(v.norm, '\n')
-			default:
-				v.norm = append(v.norm, ' ')
-			}
-			emitFrom(pendingWS, end, n0)
-		}
-		pendingWS, newlines = -1, 0
-	}
 	for i := 0; i < len(s); {
 		c := s[i]
+		var r rune
+		size := 1
 		if c < utf8.RuneSelf {
-			switch {
-			case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c < 0x20 || c == 0x7F:
+			if c <= ' ' || c == 0x7F {
 				if pendingWS < 0 {
 					pendingWS = i
 				}
@@ -225,43 +223,28 @@ func newView(s string) *view {
 				i++
 				continue
 			}
-			if i >= wordEnd {
+			r = rune(c)
+		} else {
+			r, size = utf8.DecodeRuneInString(s[i:])
+			switch {
+			case isCJK(r):
+				// no case, no marks, no look-alikes: copied as is
+				wordEnd = i + size
 				mixed = false
-				if isWordRune(rune(c)) {
-					mixed, wordEnd = mixedWord(s, i)
+			case r == utf8.RuneError && size == 1, isSpaceRune(r), isC0orC1(r):
+				// invalid bytes and controls separate words like spaces
+				if pendingWS < 0 {
+					pendingWS = i
 				}
+				if r == 0x2028 || r == 0x2029 || r == 0x85 {
+					newlines++
+				}
+				i += size
+				continue
+			case isIgnorable(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r):
+				i += size
+				continue
 			}
-			flushWS(i)
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			v.norm = append(v.norm, c)
-			v.from = append(v.from, int32(i))
-			v.to = append(v.to, int32(i+1))
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			// invalid byte: a separator
-			if pendingWS < 0 {
-				pendingWS = i
-			}
-			i++
-			continue
-		case isIgnorable(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r):
-			i += size
-			continue
-		case isSpaceRune(r) || isC0orC1(r):
-			if pendingWS < 0 {
-				pendingWS = i
-			}
-			if r == 0x2028 || r == 0x2029 || r == 0x85 {
-				newlines++
-			}
-			i += size
-			continue
 		}
 		if i >= wordEnd {
 			mixed = false
@@ -269,14 +252,88 @@ func newView(s string) *view {
 				mixed, wordEnd = mixedWord(s, i)
 			}
 		}
-		flushWS(i)
-		n0 := len(v.norm)
-		v.norm = foldRune(v.norm, r, mixed)
-		emitFrom(i, i+size, n0)
+		if pendingWS >= 0 {
+			if len(norm) > 0 {
+				n0 := len(norm)
+				switch {
+				case newlines >= 2:
+					norm = append(norm, '\n', '\n')
+				case newlines == 1:
+					norm = append(norm, '\n')
+				default:
+					norm = append(norm, ' ')
+				}
+				if i-pendingWS == len(norm)-n0 && (newlines == 0 || s[pendingWS] == '\n') {
+					emit(n0, pendingWS, i)
+				} else {
+					segs = append(segs, seg{int32(n0), int32(pendingWS), int32(i)})
+					lin = false
+				}
+			}
+			pendingWS, newlines = -1, 0
+		}
+		if size == 1 {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if !lin || linSrc != int32(i) {
+				segs = append(segs, seg{int32(len(norm)), int32(i), -1})
+				lin = true
+			}
+			norm = append(norm, c)
+			linSrc = int32(i + 1)
+			i++
+			continue
+		}
+		n0 := len(norm)
+		if isCJK(r) {
+			norm = append(norm, s[i:i+size]...)
+		} else {
+			norm = foldRune(norm, r, mixed)
+		}
+		emit(n0, i, i+size)
 		i += size
 	}
+	v.norm, v.segs = norm, segs
 	v.tokenize()
 	return v
+}
+
+// segAt returns the segment holding normalised offset n.
+func (v *view) segAt(n int) *seg {
+	lo, hi := 0, len(v.segs)
+	for hi-lo > 1 {
+		m := (lo + hi) / 2
+		if int(v.segs[m].norm) <= n {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return &v.segs[lo]
+}
+
+// srcStart is the source offset of the rune that produced norm[n].
+func (v *view) srcStart(n int) int {
+	g := v.segAt(n)
+	if g.srcEnd < 0 {
+		return int(g.src) + n - int(g.norm)
+	}
+	return int(g.src)
+}
+
+// srcEnd is the source end offset of the rune that produced norm[n].
+func (v *view) srcEnd(n int) int {
+	g := v.segAt(n)
+	if g.srcEnd < 0 {
+		e := int(g.src) + n - int(g.norm) + 1
+		// extend to the end of a multi-byte rune copied byte for byte
+		for e < len(v.src) && !utf8.RuneStart(v.src[e]) {
+			e++
+		}
+		return e
+	}
+	return int(g.srcEnd)
 }
 
 // span maps a normalised byte span to the source byte span.
@@ -284,7 +341,7 @@ func (v *view) span(ns, ne int) (int, int) {
 	if ns >= len(v.norm) || ne <= ns {
 		return len(v.src), len(v.src)
 	}
-	return int(v.from[ns]), int(v.to[ne-1])
+	return v.srcStart(ns), v.srcEnd(ne - 1)
 }
 
 // tokSpan maps tokens [a, b] (inclusive) to the source byte span.
@@ -297,42 +354,30 @@ func (v *view) tokSpan(a, b int) (int, int) {
 // between them as flags.
 func (v *view) tokenize() {
 	n := v.norm
-	v.toks = v.toks[:0]
+	toks := make([]token, 0, len(n)/6+4)
 	var pending uint8 = tokSentStart // flags for the next token
 	inWord := false
 	var cur token
-	closeWord := func() {
-		if inWord {
-			v.toks = append(v.toks, cur)
-			inWord = false
-		}
-	}
-	markPrev := func(f uint8) {
-		if inWord {
-			cur.flags |= f
-		} else if len(v.toks) > 0 {
-			v.toks[len(v.toks)-1].flags |= f
-		}
-	}
 	for i := 0; i < len(n); {
 		c := n[i]
-		var r rune
 		size := 1
+		isWord := false
+		var r rune
 		if c < utf8.RuneSelf {
 			r = rune(c)
+			isWord = ('a' <= c && c <= 'z') || ('0' <= c && c <= '9')
 		} else {
 			r, size = utf8.DecodeRune(n[i:])
-		}
-		isWord := false
-		if c < utf8.RuneSelf {
-			isWord = ('a' <= c && c <= 'z') || ('0' <= c && c <= '9')
-		} else if isCJK(r) {
-			closeWord()
-			v.toks = append(v.toks, token{start: int32(i), end: int32(i + size), flags: pending})
-			pending = 0
-			i += size
-			continue
-		} else {
+			if isCJK(r) {
+				if inWord {
+					toks = append(toks, cur)
+					inWord = false
+				}
+				toks = append(toks, token{start: int32(i), end: int32(i + size), flags: pending})
+				pending = 0
+				i += size
+				continue
+			}
 			isWord = unicode.IsLetter(r) || unicode.IsDigit(r)
 		}
 		if isWord {
@@ -345,40 +390,49 @@ func (v *view) tokenize() {
 			i += size
 			continue
 		}
-		// a separator
+		// a separator: flags for the token before it (prev) and after it
+		var prev uint8
 		switch r {
 		case ':', '：':
-			markPrev(tokColonAfter)
+			prev = tokColonAfter
 		case '"', '`':
-			markPrev(tokQuoteAfter)
+			prev = tokQuoteAfter
 			pending |= tokQuoteBefore
 		case '\'':
 			if !inWord {
 				pending |= tokQuoteBefore
 			}
-			markPrev(tokQuoteAfter)
+			prev = tokQuoteAfter
 		case '.', '!', '?', ';':
 			if i+size >= len(n) || n[i+size] == ' ' || n[i+size] == '\n' {
-				markPrev(tokBreakAfter)
+				prev = tokBreakAfter
 				pending |= tokSentStart
 			}
 		case '。', '！', '？', '；':
-			markPrev(tokBreakAfter)
+			prev = tokBreakAfter
 			pending |= tokSentStart
 		case '\n':
 			if i+1 < len(n) && (n[i+1] == '\n' || n[i+1] == '-' || n[i+1] == '*' || n[i+1] == '#' || n[i+1] == '>' || n[i+1] == '|') {
-				markPrev(tokBreakAfter)
+				prev = tokBreakAfter
 				pending |= tokSentStart
 			}
 		}
-		closeWord()
+		if inWord {
+			cur.flags |= prev
+			toks = append(toks, cur)
+			inWord = false
+		} else if prev != 0 && len(toks) > 0 {
+			toks[len(toks)-1].flags |= prev
+		}
 		i += size
 	}
-	closeWord()
+	if inWord {
+		toks = append(toks, cur)
+	}
 	// tokens glued to '.', '@', '/', '_' or '-' on either side are pieces of
 	// URLs, addresses, paths and identifiers
-	for k := range v.toks {
-		t := &v.toks[k]
+	for k := range toks {
+		t := &toks[k]
 		if t.end-t.start < 2 {
 			continue // "e.g.", "i.e."
 		}
@@ -387,13 +441,14 @@ func (v *view) tokenize() {
 		}
 	}
 	// sentence ends
-	last := int32(len(v.toks) - 1)
-	for k := len(v.toks) - 1; k >= 0; k-- {
-		if v.toks[k].flags&tokBreakAfter != 0 || k < len(v.toks)-1 && v.toks[k+1].flags&tokSentStart != 0 {
+	last := int32(len(toks) - 1)
+	for k := len(toks) - 1; k >= 0; k-- {
+		if toks[k].flags&tokBreakAfter != 0 || k < len(toks)-1 && toks[k+1].flags&tokSentStart != 0 {
 			last = int32(k)
 		}
-		v.toks[k].sentEnd = last
+		toks[k].sentEnd = last
 	}
+	v.toks = toks
 	lex.resolve(v)
 }
 

@@ -23,6 +23,7 @@ type phraseRule struct {
 	msg       string
 	steps     []step
 	notNext   *step
+	req       []*step // the required word steps after the first
 }
 
 const (
@@ -110,6 +111,7 @@ func init() {
 	for i := range phraseRules {
 		r := &phraseRules[i]
 		r.steps = compilePattern(r.pattern)
+		registerSteps(r.steps)
 		if r.notAfter != "" {
 			r.notNext = wordSet(r.notAfter)
 		}
@@ -121,6 +123,7 @@ func init() {
 	contentWords = wordSet("contents|content|contenu|inhalt|contenido|conteudo|contenuto|содержимое|内容|its contents|the contents")
 	requestVerbs = wordSet("read|cat|open|load|send|pass|include|attach|upload|provide|copy|paste|forward|append|add|put|insert|embed|print|output|fetch|get|retrieve|exfiltrate|share|post|submit|email|dump|give|access|grab|steal|extract|view|inspect|contents|content|contenu|inhalt|contenido|conteudo|contenuto|содержимое|内容|lire|lis|lisez|envoie|envoyez|lies|lese|sende|schicke|lee|envia|envie|leia|leggi|invia|прочитаи|прочти|отправь|отправьте|перешли|读取|讀取|发送|發送|読み|送信|ouvre|ouvrez|öffne|abre|apri")
 	initShadowWords()
+	finalizeSteps()
 	buildRuleIndex()
 	lex.frozen = true
 }
@@ -428,6 +431,13 @@ var ruleIndex [][]int32
 func buildRuleIndex() {
 	ruleIndex = make([][]int32, len(lex.words))
 	for i := range phraseRules {
+		r := &phraseRules[i]
+		for k := range r.steps {
+			st := &r.steps[k]
+			if k > 0 && st.kind == stWords && !st.opt && !(k == 1 && r.steps[0].kind == stSentStart) {
+				r.req = append(r.req, st)
+			}
+		}
 		seen := map[int16]bool{}
 		first := &phraseRules[i].steps[0]
 		if first.kind == stSentStart {
@@ -461,8 +471,67 @@ func matchPhrases(v *view) []phraseHit {
 	count := make([]uint8, len(phraseRules)) // hits per rule
 	var m matcher
 	var tried [8]int32
+	// A rule is tried at a token only if every word step it requires can
+	// occur within its window: checked exactly against the distinct ids of
+	// the window when there are few (hostile repetitions such as "ignore
+	// ignore ignore …" have one or two), else against a Bloom filter of
+	// them. The window is the token's block of 32 tokens and the next two,
+	// which covers maxWin.
+	nb := (len(v.toks)+31)/32 + 3
+	blocks := make([]bloomMask, nb)
 	for ti := range v.toks {
 		tk := &v.toks[ti]
+		for k := uint8(0); k < tk.nid; k++ {
+			blocks[ti>>5].add(tk.ids[k])
+		}
+	}
+	checked := make([]int32, len(phraseRules)) // block+1 whose window was checked for the rule, negated if impossible
+	curBlock := -1
+	var win bloomMask
+	var sparse [16]int16
+	nSparse := -1 // -1: the window has more distinct ids than sparse holds
+	var startable [16]int16
+	nStart := 0
+	for ti := range v.toks {
+		tk := &v.toks[ti]
+		if tk.nid == 0 {
+			continue
+		}
+		if b := ti >> 5; b != curBlock {
+			curBlock = b
+			win = blocks[b]
+			win.or(&blocks[b+1])
+			win.or(&blocks[b+2])
+			nSparse = distinctIDs(v, b<<5, min(len(v.toks), (b+3)<<5), sparse[:])
+			// in a sparse window, find the ids that can start a possible
+			// rule once, and skip every other token of the block at once
+			nStart = 0
+			if nSparse >= 0 {
+				for _, id := range sparse[:nSparse] {
+					for _, ri := range ruleIndex[id] {
+						if rulePossible(&phraseRules[ri], nSparse, sparse[:nSparse], &win) {
+							startable[nStart] = id
+							nStart++
+							break
+						}
+					}
+				}
+			}
+		}
+		if nSparse >= 0 {
+			ok := false
+			for k := uint8(0); k < tk.nid && !ok; k++ {
+				for _, id := range startable[:nStart] {
+					if id == tk.ids[k] {
+						ok = true
+						break
+					}
+				}
+			}
+			if !ok {
+				continue
+			}
+		}
 		nt := 0
 		for k := uint8(0); k < tk.nid; k++ {
 			for _, ri := range ruleIndex[tk.ids[k]] {
@@ -484,6 +553,16 @@ func matchPhrases(v *view) []phraseHit {
 					nt++
 				}
 				r := &phraseRules[ri]
+				if c := checked[ri]; c == int32(curBlock+1) {
+					// possible: checked in this block already
+				} else if c == -int32(curBlock+1) {
+					continue
+				} else if !rulePossible(r, nSparse, sparse[:max(nSparse, 0)], &win) {
+					checked[ri] = -int32(curBlock + 1)
+					continue
+				} else {
+					checked[ri] = int32(curBlock + 1)
+				}
 				end := m.run(v, r.steps, ti)
 				if end < 0 {
 					continue
@@ -546,7 +625,7 @@ func isMention(v *view, a, b int) bool {
 // hasDestination reports an e-mail address or URL in the source text after
 // token b, on the same line and within 160 bytes.
 func hasDestination(v *view, b int) bool {
-	from := int(v.to[v.toks[b].end-1])
+	from := v.srcEnd(int(v.toks[b].end) - 1)
 	to := min(len(v.src), from+160)
 	seg := v.src[from:to]
 	if nl := strings.IndexByte(seg, '\n'); nl >= 0 {
@@ -565,4 +644,44 @@ func hasIdent(v *view, a, b int) bool {
 	s, e := v.tokSpan(a, b)
 	seg := v.src[s:e]
 	return strings.ContainsAny(seg, "_`")
+}
+
+// distinctIDs collects the distinct lexicon ids of tokens [a, b) into buf
+// and returns their number, or -1 if there are more than len(buf).
+func distinctIDs(v *view, a, b int, buf []int16) int {
+	n := 0
+	for ti := a; ti < b; ti++ {
+		tk := &v.toks[ti]
+	ids:
+		for k := uint8(0); k < tk.nid; k++ {
+			id := tk.ids[k]
+			for _, x := range buf[:n] {
+				if x == id {
+					continue ids
+				}
+			}
+			if n == len(buf) {
+				return -1
+			}
+			buf[n] = id
+			n++
+		}
+	}
+	return n
+}
+
+// rulePossible reports whether every required word step of r can occur in
+// a window with these ids (exactly, when the window has few distinct ids)
+// or this Bloom filter.
+func rulePossible(r *phraseRule, nSparse int, sparse []int16, win *bloomMask) bool {
+	for _, q := range r.req {
+		if nSparse >= 0 {
+			if !q.anyOf(sparse) {
+				return false
+			}
+		} else if !win.meets(&q.bloom) {
+			return false
+		}
+	}
+	return true
 }

@@ -186,7 +186,7 @@ func scanCallInstructions(s string, v *view, ix *shadowIndex, named map[string]b
 			continue
 		}
 		// the identifier in the source text at token k (skipping "the")
-		src := int(v.from[v.toks[k].start])
+		src := v.srcStart(int(v.toks[k].start))
 		if strings.HasPrefix(strings.ToLower(s[src:]), "the ") {
 			src += 4
 		}
@@ -218,7 +218,7 @@ func scanCallInstructions(s string, v *view, ix *shadowIndex, named map[string]b
 				continue
 			}
 		}
-		add(detShadow, Medium, int(v.from[v.toks[ti].start]), e, "Tells the model how to use "+id+", a tool this server does not provide: possibly shadowing a tool of another server.")
+		add(detShadow, Medium, v.srcStart(int(v.toks[ti].start)), e, "Tells the model how to use "+id+", a tool this server does not provide: possibly shadowing a tool of another server.")
 		ti = k
 	}
 }

@@ -143,16 +143,31 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 			i = j
 			continue
 		}
-		if isWordRune(r) && !isIgnorable(r) {
+		switch {
+		case r < utf8.RuneSelf:
+			if ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+				if wordStart < 0 {
+					wordStart = i
+				}
+				latin = latin || r > '9'
+			} else {
+				endWord(i)
+			}
+		case isCJK(r):
+			endWord(i)
+		case isIgnorable(r):
+		case isWordRune(r):
 			if wordStart < 0 {
 				wordStart = i
 			}
-			if isLatinLetter(r) {
+			if isConfusableScript(r) {
+				if _, ok := confusable[unicode.ToLower(r)]; ok {
+					conf = true
+				}
+			} else if isLatinLetter(r) {
 				latin = true
-			} else if _, ok := confusable[unicode.ToLower(r)]; ok {
-				conf = true
 			}
-		} else if !isIgnorable(r) {
+		default:
 			endWord(i)
 		}
 		prev = r
