@@ -190,7 +190,7 @@ func newView(s string) *view {
 	v := &view{src: s}
 	norm := make([]byte, 0, len(s)+8)
 	var segs []seg
-	lin := false      // the last segment is linear
+	lin := false       // the last segment is linear
 	linSrc := int32(0) // where the next byte continues it in src
 	// emit records that norm grew from n0 by the bytes of src [a, b).
 	emit := func(n0, a, b int) {
