@@ -17,6 +17,7 @@ import (
 	"github.com/weir-sec/weir/internal/audit"
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/jsonrpc"
+	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/policy"
 	"github.com/weir-sec/weir/internal/relay"
 	"github.com/weir-sec/weir/internal/store"
@@ -105,6 +106,7 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 	r := relay.New(relay.Options{
 		Server:     f.name,
 		Session:    env.session,
+		Identity:   pin.Identity(f.name, argv, ""),
 		Policy:     pol,
 		Hasher:     env.hasher,
 		Store:      env.store,

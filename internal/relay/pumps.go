@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/weir-sec/weir/internal/audit"
+	"github.com/weir-sec/weir/internal/detect"
 	"github.com/weir-sec/weir/internal/engine"
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/jsonrpc"
@@ -73,6 +75,15 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 		}
 		p.tool, p.modern = params.Name, params.modern
 		p.labels = r.toolLabels(params.Name)
+		if why, ok := r.withheldTool(ctx, params.Name); ok {
+			enforced := r.enforcing()
+			r.record(&audit.Record{Event: "call", Method: "tools/call", Tool: p.tool, Labels: p.labels.Labels.Names(),
+				Verdict: "block", Enforced: enforced, Rule: "pin.withheld", Reason: why}, params.Arguments)
+			if enforced {
+				r.replyResult(&p, r.withheldMessage(p.tool, why))
+				return
+			}
+		}
 		if r.decideCall(ctx, &p, params.Arguments) {
 			return
 		}
@@ -296,11 +307,13 @@ func (r *Relay) fromServer(ctx context.Context, line []byte) {
 		if ok && m.Error == nil {
 			switch p.method {
 			case "tools/call":
-				if !r.observe(ctx, &p, m.Result) {
+				if line, ok = r.observe(ctx, &p, line, m.Result); !ok {
 					return
 				}
 			case "tools/list":
-				r.updateCatalog(m.Result)
+				line = r.guardList(ctx, line, m.Result)
+			case "initialize", "server/discover":
+				line = r.guardInstructions(line, m.Result)
 			}
 		}
 	}
@@ -309,34 +322,61 @@ func (r *Relay) fromServer(ctx context.Context, line []byte) {
 	}
 }
 
-// observe records what a tool result adds to the session before the client
-// sees it. It reports whether the result may be forwarded; when recording
+// observe applies result hygiene to a tools/call result and records what
+// it adds to the session before the client sees it. It returns the line to
+// forward, and false when the result must not be forwarded: when recording
 // fails the client gets an error result instead (fail closed: data Weir
 // cannot track does not reach the model).
-func (r *Relay) observe(ctx context.Context, p *pending, result json.RawMessage) bool {
-	if !p.labels.Labels.Any(flow.Legs) {
-		return true // nothing to record: the result adds no leg
-	}
+func (r *Relay) observe(ctx context.Context, p *pending, line []byte, result json.RawMessage) ([]byte, bool) {
 	var head struct {
 		ResultType string `json:"resultType"`
 	}
 	_ = json.Unmarshal(result, &head)
 	if head.ResultType == "input_required" {
-		return true // not a result yet: the client will call again
+		return line, true // not a result yet: the client will call again
 	}
-	res := engine.Result{Server: r.opts.Server, Tool: p.tool, Labels: p.labels.Labels, Raw: result, At: r.now()}
-	obs, err := engine.Observe(r.opts.Hasher, res)
-	if err == nil && obs != nil {
-		_, err = r.opts.Store.Append(ctx, r.opts.Session, obs)
-		if err == nil {
-			r.mirrorMu.Lock()
-			err = r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror)
-			r.mirrorMu.Unlock()
+	pol := r.policy.Load()
+	h := clean(result, pol.RedactSecrets)
+	labels := p.labels.Labels
+	if h.carriesInstructions() {
+		// Text that tries to steer the model is an attacker's, whatever
+		// the tool: detectors raise labels, never lower them.
+		labels |= flow.Untrusted
+	}
+	var obs *flow.Observation
+	var err error
+	if labels.Any(flow.Legs) {
+		// Fingerprints come from the result as the server sent it, so a
+		// redacted secret is still recognised if it leaks.
+		res := engine.Result{Server: r.opts.Server, Tool: p.tool, Labels: labels, Raw: result, At: r.now()}
+		obs, err = engine.Observe(r.opts.Hasher, res)
+		if err == nil && obs != nil {
+			_, err = r.opts.Store.Append(ctx, r.opts.Session, obs)
+			if err == nil {
+				r.mirrorMu.Lock()
+				err = r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror)
+				r.mirrorMu.Unlock()
+			}
 		}
 	}
-	rec := &audit.Record{Event: "result", Method: "tools/call", Tool: p.tool, Labels: p.labels.Labels.Names(), Verdict: "allow", Enforced: true}
+	verdict := h.verdict()
+	if obs == nil && verdict == flow.Allow && err == nil {
+		return line, true // nothing to record
+	}
+	rec := &audit.Record{Event: "result", Method: "tools/call", Tool: p.tool, Labels: labels.Names(), Verdict: verdict.String(), Enforced: true}
 	if obs != nil {
 		rec.Prints = len(obs.Prints) + len(obs.Digests)
+	}
+	if len(h.findings) > 0 {
+		rec.Rule = "detect." + h.findings[0].Detector
+		rec.Reason = "findings: " + strings.Join(detectorIDs(h.findings, detect.Low), ", ")
+		if labels != p.labels.Labels {
+			rec.Reason += "; the result is treated as untrusted"
+		}
+	}
+	if h.redacted > 0 {
+		rec.Rule = "redact_secrets"
+		rec.Reason = strings.TrimPrefix(rec.Reason+fmt.Sprintf("; %d secret(s) redacted", h.redacted), "; ")
 	}
 	if err != nil {
 		rec.Verdict, rec.Rule = "block", "internal"
@@ -344,8 +384,13 @@ func (r *Relay) observe(ctx context.Context, p *pending, result json.RawMessage)
 		r.record(rec, nil)
 		r.log.Error("recording a tool result failed; result withheld", "tool", p.tool, "err", err)
 		r.replyResult(p, fmt.Sprintf("Weir withheld the result of %s/%s: it could not record where this data came from (%v), and data it cannot track does not reach the model. This is a problem with Weir's state store, not with the tool; tell the user.", r.opts.Server, p.tool, err))
-		return false
+		return nil, false
 	}
 	r.record(rec, nil)
-	return true
+	if h.result != nil {
+		if out, ok := jsonrpc.ReplaceMember(line, "result", h.result); ok {
+			return out, true
+		}
+	}
+	return line, true
 }

@@ -18,7 +18,9 @@ import (
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/jsonrpc"
+	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/store"
 )
 
 // Store persists observations, keeps a session mirror current, and counts
@@ -27,6 +29,8 @@ type Store interface {
 	Append(ctx context.Context, session string, o *flow.Observation) (int64, error)
 	Sync(ctx context.Context, session string, mirror *flow.Session) error
 	Take(ctx context.Context, session, key string, n int, per time.Duration, now time.Time) (ok bool, retryAfter time.Duration, err error)
+	pin.Store
+	AllPins(ctx context.Context, server string) ([]store.Pin, error)
 }
 
 // Auditor records decisions, in order, several at a time.
@@ -41,9 +45,11 @@ type Options struct {
 	Server string
 	// Session is the key of the client session whose state this relay shares.
 	Session string
-	Policy  *policy.Policy
-	Hasher  *fingerprint.Hasher
-	Store   Store
+	// Identity is the server's identity for tool pins (pin.Identity).
+	Identity string
+	Policy   *policy.Policy
+	Hasher   *fingerprint.Hasher
+	Store    Store
 	// Audit receives a record per decision; nil disables auditing.
 	Audit  Auditor
 	Logger *slog.Logger
@@ -72,10 +78,12 @@ type Relay struct {
 	mirrorMu sync.Mutex
 	mirror   flow.Session
 
-	mu         sync.Mutex // guards the fields below
-	catalog    map[string]*catalogEntry
-	pending    map[jsonrpc.ID]pending
-	serverGone error // set once the server side has ended
+	mu           sync.Mutex // guards the fields below
+	catalog      map[string]*catalogEntry
+	instructions string            // the server's, from initialize or server/discover
+	withheld     map[string]string // tool → why it is withheld
+	pending      map[jsonrpc.ID]pending
+	serverGone   error // set once the server side has ended
 
 	// Audit records wait in a buffer that the audit goroutine empties a
 	// batch at a time; it is woken once per batch, not once per record.
@@ -121,10 +129,11 @@ func New(opts Options) *Relay {
 		opts.Cwd, _ = os.Getwd()
 	}
 	r := &Relay{
-		opts:    opts,
-		log:     opts.Logger,
-		catalog: make(map[string]*catalogEntry),
-		pending: make(map[jsonrpc.ID]pending),
+		opts:     opts,
+		log:      opts.Logger,
+		catalog:  make(map[string]*catalogEntry),
+		withheld: make(map[string]string),
+		pending:  make(map[jsonrpc.ID]pending),
 	}
 	r.policy.Store(opts.Policy)
 	return r
