@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,6 +56,14 @@ func (r *Replayer) Replay(ctx context.Context, t *Transcript, script, policyFile
 	if err := os.Mkdir(home, 0o700); err != nil {
 		return nil, err
 	}
+	// A fixed install key: fingerprints are keyed, and winnowing keeps the
+	// minima of keyed hashes, so with a random key per home the number of
+	// fingerprints two texts share (min_matches) could differ from run to
+	// run at the margin. The same key everywhere makes the results
+	// reproducible.
+	if err := os.WriteFile(filepath.Join(home, "key"), benchKey[:], 0o600); err != nil {
+		return nil, err
+	}
 	args := []string{"run", "--monitor", "--name", t.Suite, "--policy", policyFile, "--"}
 	args = append(args, r.Server...)
 	args = append(args, script)
@@ -95,6 +104,9 @@ func (r *Replayer) Replay(ctx context.Context, t *Transcript, script, policyFile
 	}
 	return d, nil
 }
+
+// benchKey is the install key of every replay's WEIR_HOME.
+var benchKey = sha256.Sum256([]byte("weir bench/agentdojo fixed install key"))
 
 // weirlessEnv is this process's environment without WEIR_ variables, so
 // that nothing from the caller's Weir set-up leaks into a replay.

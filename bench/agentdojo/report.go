@@ -576,7 +576,7 @@ func writeVerdicts(path string, ts []*Transcript, presets []string, results map[
 	for _, p := range presets {
 		for i, t := range ts {
 			run := results[p][i]
-			l := line{ID: t.ID, Preset: p, Kind: kindNames[kind(t)], Utility: t.Utility}
+			l := line{ID: t.ID, Preset: p, Kind: kindNames[kind(t)], Utility: t.Utility, Calls: []callLine{}}
 			v := make([]Verdict, len(t.Calls))
 			for j, d := range run.Decisions {
 				v[j] = d.Verdict
