@@ -77,8 +77,8 @@ func newPinsListCmd() *cobra.Command {
 			if asJSON {
 				type row struct {
 					Server, Tool, State, Why string
-					Hash, PendingHash         string `json:",omitempty"`
-					Updated                   string
+					Hash, PendingHash        string `json:",omitempty"`
+					Updated                  string
 				}
 				var rows []row
 				for _, p := range pins {
