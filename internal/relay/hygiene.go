@@ -34,9 +34,15 @@ func (h *hygiene) verdict() flow.Verdict {
 	return v
 }
 
-// carriesInstructions reports whether the result reads like an attempt to
-// steer the model: such a result is untrusted whatever its tool's labels.
-func (h *hygiene) carriesInstructions() bool { return detect.Max(h.findings) >= detect.Medium }
+// labels returns the result's labels given its tool's: a result that reads
+// like an attempt to steer the model is untrusted whatever its tool.
+// Detectors add labels, never remove them.
+func (h *hygiene) labels(tool flow.Labels) flow.Labels {
+	if detect.Max(h.findings) >= detect.Medium {
+		return tool | flow.Untrusted
+	}
+	return tool
+}
 
 // redactedText replaces a secret in a result.
 const redactedText = "[secret redacted by Weir]"

@@ -337,12 +337,7 @@ func (r *Relay) observe(ctx context.Context, p *pending, line []byte, result jso
 	}
 	pol := r.policy.Load()
 	h := clean(result, pol.RedactSecrets)
-	labels := p.labels.Labels
-	if h.carriesInstructions() {
-		// Text that tries to steer the model is an attacker's, whatever
-		// the tool: detectors raise labels, never lower them.
-		labels |= flow.Untrusted
-	}
+	labels := h.labels(p.labels.Labels)
 	var obs *flow.Observation
 	var err error
 	if labels.Any(flow.Legs) {
