@@ -294,3 +294,17 @@ func TestMembersExact(t *testing.T) {
 		}
 	}
 }
+
+func TestReplaceMember(t *testing.T) {
+	obj := []byte(`{"jsonrpc":"2.0", "id":1, "result" : {"tools":[1,2]} ,"x":"result"}`)
+	got, ok := ReplaceMember(obj, "result", []byte(`{"tools":[]}`))
+	if !ok || string(got) != `{"jsonrpc":"2.0", "id":1, "result" : {"tools":[]} ,"x":"result"}` {
+		t.Errorf("got %s %v", got, ok)
+	}
+	if _, ok := ReplaceMember(obj, "nope", []byte(`1`)); ok {
+		t.Error("replaced a missing member")
+	}
+	if string(obj) != `{"jsonrpc":"2.0", "id":1, "result" : {"tools":[1,2]} ,"x":"result"}` {
+		t.Error("the input was modified")
+	}
+}

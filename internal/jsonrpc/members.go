@@ -184,3 +184,27 @@ func SkipValue(b []byte, i int) int {
 		return i
 	}
 }
+
+// ReplaceMember returns a copy of obj with the value of its top-level member
+// name replaced by value, every other byte as it was. It reports false, and
+// returns obj, when there is no such member.
+func ReplaceMember(obj []byte, name string, value []byte) ([]byte, bool) {
+	var start, end int
+	found := false
+	_ = eachMember(obj, func(n string, v []byte) error {
+		if n == name && !found {
+			// v aliases obj, so its offset is the difference in capacity.
+			start = cap(obj) - cap(v)
+			end = start + len(v)
+			found = true
+		}
+		return nil
+	})
+	if !found {
+		return obj, false
+	}
+	out := make([]byte, 0, len(obj)-(end-start)+len(value))
+	out = append(out, obj[:start]...)
+	out = append(out, value...)
+	return append(out, obj[end:]...), true
+}
