@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weir-sec/weir/internal/clients"
+	"github.com/weir-sec/weir/internal/policy"
+)
+
+func newWrapCmd() *cobra.Command {
+	var (
+		inPlace          bool
+		policyFile, weir string
+	)
+	cmd := &cobra.Command{
+		Use:   "wrap CONFIG [--in-place] [--policy FILE] [--weir PATH]",
+		Short: "Rewrite an MCP client config so that every stdio server runs behind Weir",
+		Long: `Wrap rewrites each stdio server entry of CONFIG (any file weir clients
+lists, or one named by path) to start
+
+  WEIR run --name NAME [--policy FILE] -- COMMAND ARGS...
+
+instead of the server itself. Only the command and args values change:
+comments, key order, indentation and every other byte of the file stay as
+they were. Entries already behind weir run are left alone, so wrapping twice
+changes nothing. Entries Weir cannot run under their name, or cannot edit
+safely, are refused and listed with the reason. HTTP and SSE servers are not
+rewritten; each is listed with the weir serve command that would front it.
+
+Without --in-place the wrapped file goes to stdout and what changed to
+stderr; nothing is written. With --in-place the file is first copied to
+CONFIG.weir-backup-TIMESTAMP (read back and verified), then replaced
+atomically; the backup's path and what was done to each server are printed.
+weir unwrap CONFIG undoes it byte for byte.
+
+WEIR is --weir: by default the absolute path of the weir binary running this
+command (the PATH entry when it leads to the same binary, so that a package
+manager's upgrade keeps it valid), because desktop clients start servers with
+a minimal PATH. Pass --weir weir to rely on the client's PATH instead.
+--policy is made absolute and must load.
+
+Exit status: 0 done, 1 done but some stdio entry was refused (it still runs
+without Weir), 2 the file could not be read, parsed or written (nothing was
+changed).`,
+		Example: `  weir wrap ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  weir wrap .mcp.json --in-place
+  weir wrap ~/.cursor/mcp.json --in-place --policy ~/.weir/strict.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := clients.WrapOptions{WeirPath: weir}
+			if opts.WeirPath == "" {
+				opts.WeirPath = selfPath()
+			}
+			if policyFile != "" {
+				abs, err := filepath.Abs(policyFile)
+				if err != nil {
+					return &exitError{code: 2, err: err}
+				}
+				if _, err := policy.Load(abs); err != nil {
+					return &exitError{code: 2, err: err}
+				}
+				opts.Policy = abs
+			}
+			res, err := clients.WrapFile(args[0], opts, inPlace, time.Now())
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			report := stderr
+			if inPlace {
+				report = stdout
+			} else if _, err := stdout.Write(res.Out); err != nil {
+				return err
+			}
+			switch {
+			case res.Written:
+				fmt.Fprintf(report, "wrote %s (backup %s)\n", res.Path, res.Backup)
+			case !res.Changed:
+				fmt.Fprintf(report, "%s: nothing to change\n", res.Path)
+			default:
+				fmt.Fprintf(report, "%s: would change (use --in-place to write it)\n", res.Path)
+			}
+			printChanges(report, res.Changes)
+			for _, c := range res.Changes {
+				if c.Action == clients.ActionRefused {
+					return &exitError{code: 1}
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&inPlace, "in-place", false, "write the file (after a verified backup) instead of printing it")
+	cmd.Flags().StringVar(&policyFile, "policy", "", "policy file every wrapped entry runs with (weir run --policy)")
+	cmd.Flags().StringVar(&weir, "weir", "", "command the wrapped entries run (default: this weir binary's absolute path)")
+	return cmd
+}
+
+func newUnwrapCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "unwrap CONFIG",
+		Short: "Undo weir wrap: every server runs directly again",
+		Long: `Unwrap restores CONFIG as it was before weir wrap. When the file is exactly
+what weir wrap made of one of its backups, that backup is copied back byte
+for byte. When the file was edited since (or the backup is gone), each entry
+behind weir run is unwrapped in place instead, after a backup of the current
+content, and Unwrap says so. Backups are never deleted.
+
+Exit status: 0 done, 2 the file could not be read, parsed or written.`,
+		Example: `  weir unwrap .mcp.json`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := clients.UnwrapFile(args[0])
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			out := cmd.OutOrStdout()
+			switch {
+			case res.Restored:
+				fmt.Fprintf(out, "restored %s from %s, byte for byte\n", res.Path, res.Backup)
+			case res.Written:
+				fmt.Fprintf(out, "unwrapped %s in place (backup %s)\n", res.Path, res.Backup)
+			default:
+				fmt.Fprintf(out, "%s: nothing to change\n", res.Path)
+			}
+			if res.Note != "" {
+				fmt.Fprintf(out, "%s\n", res.Note)
+			}
+			printChanges(out, res.Changes)
+			return nil
+		},
+	}
+}
+
+// printChanges lists what happened to each server.
+func printChanges(w io.Writer, changes []clients.Change) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range changes {
+		detail := c.Detail
+		switch c.Action {
+		case clients.ActionHTTP:
+			detail = "remote server, not rewritten; front it with: " + detail
+		case clients.ActionUnchanged:
+			if detail == "" {
+				detail = "nothing to do"
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Action, c.Server, detail)
+	}
+	tw.Flush()
+}
+
+// selfPath is the weir that wrapped entries run: the PATH entry when it is
+// this very binary (a stable link a package manager updates), else this
+// binary's absolute path, else plain "weir".
+func selfPath() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "weir"
+	}
+	real, err := filepath.EvalSymlinks(self)
+	if err != nil {
+		real = self
+	}
+	if p, err := exec.LookPath("weir"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			if r, err := filepath.EvalSymlinks(abs); err == nil && r == real {
+				return abs
+			}
+		}
+	}
+	return self
+}
