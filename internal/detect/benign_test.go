@@ -74,7 +74,7 @@ func (b benignServer) catalogue(name string) Catalogue {
 	return c
 }
 
-func loadBenignServers(t *testing.T) map[string]Catalogue {
+func loadBenignServers(t testing.TB) map[string]Catalogue {
 	t.Helper()
 	files, err := filepath.Glob("testdata/benign/server-*.json")
 	if err != nil || len(files) < 4 {

@@ -15,7 +15,8 @@ type Cleaned struct {
 	// stripped (ZWJ and ZWNJ stay where emoji or a joining script need
 	// them), and terminal controls made visible: ESC as "␛", other C0
 	// controls and DEL as their Control Pictures (␇, ␈…), C1 controls as
-	// "⟦C1 9B⟧". Tab, newline and carriage return are kept.
+	// "⟦C1 9B⟧". Tab, newline and carriage return are kept. Invalid UTF-8
+	// bytes become U+FFFD.
 	Text string
 	// Hidden holds text a browser would not show: elements hidden with
 	// display:none, visibility:hidden, font-size:0, opacity:0, white on
@@ -61,7 +62,7 @@ func needsCleaning(s string) bool {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if isTag(r) || isVS(r) || isZeroWidth(r) || isBidiControl(r) || (r >= 0x80 && r <= 0x9F) {
+		if isTag(r) || isVS(r) || isZeroWidth(r) || isBidiControl(r) || (r >= 0x80 && r <= 0x9F) || (r == utf8.RuneError && size == 1) {
 			return true
 		}
 		i += size
@@ -96,7 +97,9 @@ func cleanText(s string) string {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			b.WriteByte(c) // invalid bytes pass through untouched
+			// an invalid byte becomes U+FFFD: passed through, it could join
+			// the bytes around a stripped character into a new one
+			b.WriteString("\uFFFD")
 		case isTag(r):
 			j := i
 			for j < len(s) {

@@ -506,7 +506,14 @@ func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
 		case map[string]any:
 			for _, k := range sortedKeys(x) {
 				kp := path + jsonKey(k)
-				out = append(out, scanField(ctxDef, kp+"#key", k, fieldOpts{shadow: ix})...)
+				if !schemaKeywords[k] {
+					out = append(out, scanField(ctxDef, kp+"#key", k, fieldOpts{shadow: ix})...)
+				}
+				if k == "type" || k == "format" {
+					if s, ok := x[k].(string); ok && standardValues[s] {
+						continue
+					}
+				}
 				walk(kp, x[k], depth+1)
 			}
 		}
@@ -610,3 +617,30 @@ func impersonation(t Tool, others map[string][]string) []rawFinding {
 	}
 	return nil
 }
+
+// schemaKeywords are JSON Schema (and MCP annotation) keywords: fixed
+// vocabulary, not text a server wrote, so scanning them finds nothing.
+var schemaKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Fields(`type properties description title required items enum default examples
+	format minimum maximum exclusiveMinimum exclusiveMaximum minLength maxLength minItems maxItems uniqueItems
+	pattern patternProperties additionalProperties additionalItems anyOf oneOf allOf not const $schema $id $ref
+	$defs definitions $comment multipleOf minProperties maxProperties propertyNames contains dependencies
+	dependentRequired dependentSchemas if then else readOnly writeOnly deprecated contentMediaType
+	contentEncoding nullable unevaluatedProperties unevaluatedItems prefixItems $anchor $dynamicRef
+	readOnlyHint destructiveHint idempotentHint openWorldHint`) {
+		m[k] = true
+	}
+	return m
+}()
+
+// standardValues are the standard values of "type" and common "format"s.
+var standardValues = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Fields(`string number integer boolean object array null date date-time time
+	duration email idn-email hostname idn-hostname ipv4 ipv6 uri uri-reference iri iri-reference uuid
+	uri-template json-pointer relative-json-pointer regex byte binary int32 int64 float double password`) {
+		m[k] = true
+	}
+	return m
+}()

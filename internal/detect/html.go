@@ -457,11 +457,14 @@ func urlCarriesData(raw string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "") || u.Host == "" {
 		return false
 	}
-	for _, vals := range u.Query() {
-		for _, v := range vals {
-			if len(v) > 32 || encodedRun(v) {
-				return true
-			}
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		_, raw, _ := strings.Cut(kv, "=")
+		v, err := url.QueryUnescape(raw)
+		if err != nil {
+			v = raw
+		}
+		if len(v) > 32 || encodedRun(raw) || encodedRun(v) {
+			return true
 		}
 	}
 	if u.RawQuery != "" && !strings.Contains(u.RawQuery, "=") && (len(u.RawQuery) > 32 || encodedRun(u.RawQuery)) {

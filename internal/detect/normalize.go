@@ -49,6 +49,7 @@ const (
 	tokQuoteAfter                    // a quote mark follows it
 	tokBreakAfter                    // a sentence ends after it
 	tokInIdent                       // part of a URL, e-mail address, path or identifier
+	tokLineStart                     // first token of a line
 )
 
 // latinFold maps precomposed Latin letters (U+00C0–U+024F) to their base
@@ -207,13 +208,19 @@ func newView(s string) *view {
 	}
 	pendingWS := -1 // source offset of a pending white-space run
 	newlines := 0
-	mixed, wordEnd := false, -1
+	// look-alike folding applies to words that mix Latin letters with
+	// Cyrillic or Greek ones; decided lazily, at the first look-alike of a
+	// word, so plain text is scanned once
+	wordLatin := false // the current word has a Latin letter so far
+	mixedUntil := -1   // a look-ahead found the word mixed up to here
+	scannedUntil := -1 // a look-ahead found it not mixed up to here
 	for i := 0; i < len(s); {
 		c := s[i]
 		var r rune
 		size := 1
 		if c < utf8.RuneSelf {
 			if c <= ' ' || c == 0x7F {
+				wordLatin = false
 				if pendingWS < 0 {
 					pendingWS = i
 				}
@@ -229,10 +236,10 @@ func newView(s string) *view {
 			switch {
 			case isCJK(r):
 				// no case, no marks, no look-alikes: copied as is
-				wordEnd = i + size
-				mixed = false
+				wordLatin = false
 			case r == utf8.RuneError && size == 1, isSpaceRune(r), isC0orC1(r):
 				// invalid bytes and controls separate words like spaces
+				wordLatin = false
 				if pendingWS < 0 {
 					pendingWS = i
 				}
@@ -246,11 +253,33 @@ func newView(s string) *view {
 				continue
 			}
 		}
-		if i >= wordEnd {
-			mixed = false
-			if isWordRune(r) {
-				mixed, wordEnd = mixedWord(s, i)
+		mixed := false
+		if size == 1 {
+			switch {
+			case ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
+				wordLatin = true
+			case '0' <= c && c <= '9':
+			default:
+				wordLatin = false
 			}
+		} else if isConfusableScript(r) {
+			switch {
+			case wordLatin || i < mixedUntil:
+				mixed = true
+			case i < scannedUntil:
+			default:
+				m, end := mixedWord(s, i)
+				if m {
+					mixedUntil = end
+					mixed = true
+				} else {
+					scannedUntil = end
+				}
+			}
+		} else if !isWordRune(r) {
+			wordLatin = false
+		} else if isLatinLetter(r) {
+			wordLatin = true
 		}
 		if pendingWS >= 0 {
 			if len(norm) > 0 {
@@ -273,16 +302,32 @@ func newView(s string) *view {
 			pendingWS, newlines = -1, 0
 		}
 		if size == 1 {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
 			if !lin || linSrc != int32(i) {
 				segs = append(segs, seg{int32(len(norm)), int32(i), -1})
 				lin = true
 			}
-			norm = append(norm, c)
-			linSrc = int32(i + 1)
-			i++
+			// the rest of a run of printable ASCII in one go
+			j := i
+			for j < len(s) {
+				c := s[j]
+				if c <= ' ' || c >= 0x7F {
+					break
+				}
+				switch {
+				case 'A' <= c && c <= 'Z':
+					c += 'a' - 'A'
+					wordLatin = true
+				case 'a' <= c && c <= 'z':
+					wordLatin = true
+				case '0' <= c && c <= '9':
+				default:
+					wordLatin = false
+				}
+				norm = append(norm, c)
+				j++
+			}
+			linSrc = int32(j)
+			i = j
 			continue
 		}
 		n0 := len(norm)
@@ -386,8 +431,11 @@ func (v *view) tokenize() {
 				pending = 0
 				inWord = true
 			}
-			cur.end = int32(i + size)
 			i += size
+			for i < len(n) && (('a' <= n[i] && n[i] <= 'z') || ('0' <= n[i] && n[i] <= '9')) {
+				i++
+			}
+			cur.end = int32(i)
 			continue
 		}
 		// a separator: flags for the token before it (prev) and after it
@@ -412,6 +460,7 @@ func (v *view) tokenize() {
 			prev = tokBreakAfter
 			pending |= tokSentStart
 		case '\n':
+			pending |= tokLineStart
 			if i+1 < len(n) && (n[i+1] == '\n' || n[i+1] == '-' || n[i+1] == '*' || n[i+1] == '#' || n[i+1] == '>' || n[i+1] == '|') {
 				prev = tokBreakAfter
 				pending |= tokSentStart
@@ -438,6 +487,14 @@ func (v *view) tokenize() {
 		}
 		if t.start > 0 && isGlue(n[t.start-1]) && (t.start < 2 || n[t.start-2] != ' ') || int(t.end) < len(n) && isGlue(n[t.end]) && int(t.end)+1 < len(n) && n[t.end+1] != ' ' && n[t.end+1] != '\n' {
 			t.flags |= tokInIdent
+		}
+	}
+	// a line that starts with a label ("Assistant:", "Subject:") starts a
+	// sentence: chat logs and headers do not run on across lines
+	for k := 1; k < len(toks); k++ {
+		if toks[k].flags&(tokLineStart|tokColonAfter) == tokLineStart|tokColonAfter {
+			toks[k].flags |= tokSentStart
+			toks[k-1].flags |= tokBreakAfter
 		}
 	}
 	// sentence ends

@@ -1,6 +1,9 @@
 package detect
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Phrase rules: injection phrasing in English, French, German, Spanish,
 // Portuguese, Italian, Russian, Chinese and Japanese. Each rule is a
@@ -461,15 +464,37 @@ type phraseHit struct {
 
 const maxHitsPerRule = 8
 
+// phraseScratch is matchPhrases' working memory, pooled so that scanning
+// many small fields (a schema's strings) does not allocate per field.
+type phraseScratch struct {
+	next, checked []int32
+	count         []uint8
+	blocks        []bloomMask
+	m             matcher
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &phraseScratch{
+		next:    make([]int32, len(phraseRules)),
+		checked: make([]int32, len(phraseRules)),
+		count:   make([]uint8, len(phraseRules)),
+	}
+}}
+
 // matchPhrases runs every phrase rule over v.
 func matchPhrases(v *view) []phraseHit {
 	if len(v.toks) == 0 {
 		return nil
 	}
 	var hits []phraseHit
-	next := make([]int32, len(phraseRules))  // first token a rule may start at again
-	count := make([]uint8, len(phraseRules)) // hits per rule
-	var m matcher
+	sc := scratchPool.Get().(*phraseScratch)
+	defer scratchPool.Put(sc)
+	clear(sc.next)
+	clear(sc.count)
+	clear(sc.checked)
+	next := sc.next   // first token a rule may start at again
+	count := sc.count // hits per rule
+	m := &sc.m
 	var tried [8]int32
 	// A rule is tried at a token only if every word step it requires can
 	// occur within its window: checked exactly against the distinct ids of
@@ -478,14 +503,18 @@ func matchPhrases(v *view) []phraseHit {
 	// them. The window is the token's block of 32 tokens and the next two,
 	// which covers maxWin.
 	nb := (len(v.toks)+31)/32 + 3
-	blocks := make([]bloomMask, nb)
+	if cap(sc.blocks) < nb {
+		sc.blocks = make([]bloomMask, nb)
+	}
+	blocks := sc.blocks[:nb]
+	clear(blocks)
 	for ti := range v.toks {
 		tk := &v.toks[ti]
 		for k := uint8(0); k < tk.nid; k++ {
 			blocks[ti>>5].add(tk.ids[k])
 		}
 	}
-	checked := make([]int32, len(phraseRules)) // block+1 whose window was checked for the rule, negated if impossible
+	checked := sc.checked // block+1 whose window was checked for the rule, negated if impossible
 	curBlock := -1
 	var win bloomMask
 	var sparse [16]int16

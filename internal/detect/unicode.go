@@ -130,8 +130,7 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 			j := bidiExtent(s, i, r)
 			switch {
 			case r == 0x202C || r == 0x2069:
-				add(detBidi, Low, i, i+size, "A stray bidi terminator.")
-				j = i + size
+				// a terminator: reported with its opener, or harmless alone
 			case isBidiOverride(r):
 				add(detBidi, sevFor(ctx, High, Medium), i, j, "A bidi override reverses how the following text is displayed, so the user reads something other than what the model reads (Trojan Source).")
 			case rtl == 0:
@@ -139,8 +138,9 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 			default:
 				add(detBidi, Low, i, j, "A bidi embedding or isolate next to right-to-left text.")
 			}
+			// keep scanning inside the governed text: it can hide more
 			prev = r
-			i = j
+			i += size
 			continue
 		}
 		switch {
