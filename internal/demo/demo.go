@@ -117,13 +117,9 @@ func (d *demo) run(ctx context.Context) error {
 			"body": "Billing deploy: id AKIAIOSFODNN7EXAMPLE, secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY (rotate quarterly)."})
 	if d.step(ctx, 6, "Meanwhile the user's own request: a lunch invite to a colleague.",
 		"mail", "send_email", map[string]any{"to": "sam@example.com", "subject": "Lunch on Thursday?", "body": "Shall we try the new noodle place at noon?"}) {
-		d.printf("   Under the %s policy every sink waits once the session holds private data and untrusted input,
-"+
-			"   whether or not the data is in the call: the price of stopping reworded leaks. Trusted flows can be
-"+
-			"   declassified with flow.allow_flows.
-
-", policyName(d.opts.Policy))
+		d.printf("   Under the %s policy every sink waits once the session holds private data and untrusted input,\n"+
+			"   whether or not the data is in the call: the price of stopping reworded leaks. Trusted flows can be\n"+
+			"   declassified with flow.allow_flows.\n\n", policyName(d.opts.Policy))
 	}
 	return d.verdict()
 }
