@@ -884,12 +884,12 @@ func AssessTrifecta(reports []ServerReport) Trifecta {
 	switch {
 	case t.Present && len(t.Unguarded) > 0:
 		t.Severity = detect.High.String()
-		t.Summary = fmt.Sprintf("Lethal trifecta present: %s read private data, %s bring in untrusted input and %s can send data out; %s not behind Weir, so nothing stops a prompt-injected agent from leaking%s. Run weir wrap on this file.",
-			count(len(t.Private), "tool"), count(len(t.Untrusted), "tool"), count(len(t.Sink), "tool"), strings.Join(t.Unguarded, ", ")+isAre(len(t.Unguarded)), unknown)
+		t.Summary = fmt.Sprintf("Lethal trifecta present: %s; %s not behind Weir, so nothing stops a prompt-injected agent from leaking%s. Run weir wrap on this file.",
+			legs(t), strings.Join(t.Unguarded, ", ")+isAre(len(t.Unguarded)), unknown)
 	case t.Present:
 		t.Severity = detect.Low.String()
-		t.Summary = fmt.Sprintf("Lethal trifecta present: %s read private data, %s bring in untrusted input and %s can send data out; every server supplying it runs behind Weir, whose flow control decides each sink call%s.",
-			count(len(t.Private), "tool"), count(len(t.Untrusted), "tool"), count(len(t.Sink), "tool"), unknown)
+		t.Summary = fmt.Sprintf("Lethal trifecta present: %s; every server supplying it runs behind Weir, whose flow control decides each sink call%s.",
+			legs(t), unknown)
 	default:
 		t.Severity = detect.None.String()
 		var missing []string
@@ -905,6 +905,13 @@ func AssessTrifecta(reports []ServerReport) Trifecta {
 		t.Summary = fmt.Sprintf("No lethal trifecta: no tool supplies %s%s.", strings.Join(missing, " or "), unknown)
 	}
 	return t
+}
+
+// legs says which legs how many tools supply.
+func legs(t Trifecta) string {
+	n := func(k int, one, many string) string { return count(k, "tool") + " " + plural(k, one, many) }
+	return fmt.Sprintf("%s private data, %s untrusted input and %s data out",
+		n(len(t.Private), "reads", "read"), n(len(t.Untrusted), "brings in", "bring in"), n(len(t.Sink), "can send", "can send"))
 }
 
 // count says "1 tool", "3 tools".
