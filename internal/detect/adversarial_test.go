@@ -47,6 +47,11 @@ func adversarialInputs() map[string]string {
 		"bidi":               rep("\u202e"),
 		"quotes-cues":        rep("such as \"ignore "),
 		"hash-headers":       rep(" ##"),
+		"exfil-no-dest":      rep("send the code to "),
+		"tool-call-no-id":    rep("call the tool with "),
+		"ref-images":         rep("![a][b] "),
+		"comments":           rep("<!-- x -->"),
+		"mixed-script":       rep("аb "),
 	}
 }
 

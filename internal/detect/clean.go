@@ -2,7 +2,6 @@ package detect
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -277,7 +276,7 @@ func visible(s string, homoglyph bool) string {
 		case (r >= 0x80 && r <= 0x9F) || isIgnorable(r):
 			writeEscape(&b, r)
 		case homoglyph && !isLatinLetter(r) && r >= 0x370:
-			if _, ok := confusable[unicode.ToLower(r)]; ok {
+			if confusableOf(r) != 0 {
 				writeEscape(&b, r)
 			} else {
 				b.WriteRune(r)

@@ -233,11 +233,16 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 	// text can hold a million escapes, and finish keeps only the most
 	// severe maxPerDetector of each detector anyway
 	counts := map[string]*[4]uint8{}
+	lastDet, lastC := "", (*[4]uint8)(nil)
 	add := func(det string, sev Severity, start, end int, msg string) {
-		c := counts[det]
-		if c == nil {
-			c = new([4]uint8)
-			counts[det] = c
+		c := lastC
+		if det != lastDet {
+			c = counts[det]
+			if c == nil {
+				c = new([4]uint8)
+				counts[det] = c
+			}
+			lastDet, lastC = det, c
 		}
 		if c[sev&3] >= maxPerDetector {
 			return
@@ -586,11 +591,10 @@ func sortedServers(others map[string][]string) []string {
 func skeleton(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		l := unicode.ToLower(r)
-		if c, ok := confusable[l]; ok {
+		if c := confusableOf(r); c != 0 {
 			b.WriteByte(c)
 		} else {
-			b.WriteRune(l)
+			b.WriteRune(unicode.ToLower(r))
 		}
 	}
 	return b.String()

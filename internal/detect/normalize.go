@@ -23,6 +23,8 @@ type view struct {
 	norm []byte
 	segs []seg // the map from norm to src, in order of norm
 	toks []token
+
+	dests, lines []int32 // see hasDestination; nil until first needed
 }
 
 // seg maps the normalised bytes from norm up to the next segment to the
@@ -85,6 +87,28 @@ var confusable = map[rune]byte{
 	'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x', 'ω': 'w', 'ϲ': 'c', 'ϳ': 'j',
 }
 
+// confTable maps every letter of U+0370–U+058F (either case) that looks like
+// a Latin letter to that letter: confusable, as an array.
+var confTable = func() (t [0x590 - 0x370]byte) {
+	for r := rune(0x370); r < 0x590; r++ {
+		if c, ok := confusable[unicode.ToLower(r)]; ok {
+			t[r-0x370] = c
+		}
+	}
+	return t
+}()
+
+// confusableOf returns the Latin letter r looks like, or 0.
+func confusableOf(r rune) byte {
+	if r >= 0x370 && r < 0x590 {
+		return confTable[r-0x370]
+	}
+	if r == 0x0261 {
+		return 'g'
+	}
+	return 0
+}
+
 // isConfusableScript reports letters of the scripts homoglyph attacks borrow
 // from.
 func isConfusableScript(r rune) bool {
@@ -118,7 +142,7 @@ func mixedWord(s string, i int) (mixed bool, end int) {
 		}
 		if isLatinLetter(r) {
 			latin = true
-		} else if _, ok := confusable[unicode.ToLower(r)]; ok {
+		} else if confusableOf(r) != 0 {
 			other = true
 		}
 		i += size
@@ -169,13 +193,12 @@ func foldRune(dst []byte, r rune, mixed bool) []byte {
 	case 'ς':
 		return append(dst, "σ"...)
 	}
-	l := unicode.ToLower(r)
 	if mixed {
-		if c, ok := confusable[l]; ok {
+		if c := confusableOf(r); c != 0 {
 			return append(dst, c)
 		}
 	}
-	return utf8.AppendRune(dst, l)
+	return utf8.AppendRune(dst, unicode.ToLower(r))
 }
 
 // isSpaceRune reports white space, including the Unicode spaces.
@@ -190,7 +213,7 @@ func isSpaceRune(r rune) bool {
 func newView(s string) *view {
 	v := &view{src: s}
 	norm := make([]byte, 0, len(s)+8)
-	var segs []seg
+	segs := make([]seg, 0, len(s)/64+4)
 	lin := false       // the last segment is linear
 	linSrc := int32(0) // where the next byte continues it in src
 	// emit records that norm grew from n0 by the bytes of src [a, b).

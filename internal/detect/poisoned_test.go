@@ -46,10 +46,7 @@ type poisonTool struct {
 	Annotations  json.RawMessage `json:"annotations"`
 }
 
-func (p poisonTool) tool() Tool {
-	return Tool{Server: p.Server, Name: p.Name, Title: p.Title, Description: p.Description,
-		InputSchema: p.InputSchema, OutputSchema: p.OutputSchema, Annotations: p.Annotations}
-}
+func (p poisonTool) tool() Tool { return Tool(p) }
 
 type poisonCatalogue struct {
 	Server       string        `json:"server"`

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"sort"
 	"strings"
 	"sync"
 )
@@ -602,10 +603,8 @@ func matchPhrases(v *view) []phraseHit {
 				if r.notNext != nil && end < len(v.toks) && end <= int(v.toks[end-1].sentEnd) && r.notNext.matchAt(v, end, int(v.toks[end].sentEnd)) > 0 {
 					continue
 				}
-				if r.destAfter && !hasDestination(v, end-1) {
-					continue
-				}
-				if r.needIdent && !hasIdent(v, ti, end-1) {
+				if r.destAfter && !hasDestination(v, end-1) || r.needIdent && !hasIdent(v, ti, end-1) {
+					next[ri] = int32(end) // overlapping retries would look at the same text
 					continue
 				}
 				next[ri] = int32(end)
@@ -652,19 +651,48 @@ func isMention(v *view, a, b int) bool {
 }
 
 // hasDestination reports an e-mail address or URL in the source text after
-// token b, on the same line and within 160 bytes.
+// token b, on the same line and within 160 bytes. The positions of
+// addresses, URLs and line ends are collected once per text, so repeated
+// checks cost a binary search each.
 func hasDestination(v *view, b int) bool {
+	if v.dests == nil {
+		v.dests, v.lines = destinations(v.src)
+	}
 	from := v.srcEnd(int(v.toks[b].end) - 1)
-	to := min(len(v.src), from+160)
-	seg := v.src[from:to]
-	if nl := strings.IndexByte(seg, '\n'); nl >= 0 {
-		seg = seg[:nl]
+	k := sort.Search(len(v.dests), func(i int) bool { return int(v.dests[i]) >= from })
+	if k == len(v.dests) || int(v.dests[k]) >= from+160 {
+		return false
 	}
-	if strings.Contains(seg, "http://") || strings.Contains(seg, "https://") || strings.Contains(seg, "www.") {
-		return true
+	nl := sort.Search(len(v.lines), func(i int) bool { return int(v.lines[i]) >= from })
+	return nl == len(v.lines) || v.lines[nl] > v.dests[k]
+}
+
+// destinations lists where e-mail addresses ('@' between non-space
+// characters with a dot after it) and URLs (http://, https://, www.) start,
+// and where lines end.
+func destinations(s string) (dests, lines []int32) {
+	dests = []int32{}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\n':
+			lines = append(lines, int32(i))
+		case '@':
+			if i > 0 && s[i-1] != ' ' && s[i-1] != '\n' {
+				if d := strings.IndexByte(s[i+1:min(len(s), i+64)], '.'); d > 0 {
+					dests = append(dests, int32(i))
+				}
+			}
+		case 'h':
+			if strings.HasPrefix(s[i:], "http://") || strings.HasPrefix(s[i:], "https://") {
+				dests = append(dests, int32(i))
+			}
+		case 'w':
+			if strings.HasPrefix(s[i:], "www.") {
+				dests = append(dests, int32(i))
+			}
+		}
 	}
-	at := strings.IndexByte(seg, '@')
-	return at > 0 && at+1 < len(seg) && seg[at-1] != ' ' && strings.IndexByte(seg[at+1:min(len(seg), at+64)], '.') > 0
+	return dests, lines
 }
 
 // hasIdent reports a code-like identifier (snake_case, kebab-case or a

@@ -31,7 +31,8 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 	if !hasNonASCII(s) {
 		return
 	}
-	rtl := -1 // lazily: does s contain right-to-left text?
+	rtl := -1      // lazily: does s contain right-to-left text?
+	bidiUntil := 0 // end of the text the last reported bidi opener governs
 	prev := rune(-1)
 	// homoglyph word state
 	wordStart, latin, conf := -1, false, false
@@ -127,7 +128,18 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 					}
 				}
 			}
+			if i < bidiUntil {
+				// governed by an opener already reported: part of the same
+				// construct (and scanning its extent again would make hostile
+				// runs of openers quadratic)
+				prev = r
+				i += size
+				continue
+			}
 			j := bidiExtent(s, i, r)
+			if r != 0x202C && r != 0x2069 {
+				bidiUntil = j
+			}
 			switch {
 			case r == 0x202C || r == 0x2069:
 				// a terminator: reported with its opener, or harmless alone
@@ -161,7 +173,7 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 				wordStart = i
 			}
 			if isConfusableScript(r) {
-				if _, ok := confusable[unicode.ToLower(r)]; ok {
+				if confusableOf(r) != 0 {
 					conf = true
 				}
 			} else if isLatinLetter(r) {
