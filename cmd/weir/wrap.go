@@ -80,13 +80,14 @@ changed).`,
 			} else if _, err := stdout.Write(res.Out); err != nil {
 				return err
 			}
+			path, backup := shownPaths(args[0], res)
 			switch {
 			case res.Written:
-				fmt.Fprintf(report, "wrote %s (backup %s)\n", res.Path, res.Backup)
+				fmt.Fprintf(report, "wrote %s (backup %s)\n", path, backup)
 			case !res.Changed:
-				fmt.Fprintf(report, "%s: nothing to change\n", res.Path)
+				fmt.Fprintf(report, "%s: nothing to change\n", path)
 			default:
-				fmt.Fprintf(report, "%s: would change (use --in-place to write it)\n", res.Path)
+				fmt.Fprintf(report, "%s: would change (use --in-place to write it)\n", path)
 			}
 			printChanges(report, res.Changes)
 			for _, c := range res.Changes {
@@ -122,21 +123,36 @@ Exit status: 0 done, 2 the file could not be read, parsed or written.`,
 				return &exitError{code: 2, err: err}
 			}
 			out := cmd.OutOrStdout()
+			path, backup := shownPaths(args[0], res)
 			switch {
 			case res.Restored:
-				fmt.Fprintf(out, "restored %s from %s, byte for byte\n", res.Path, res.Backup)
+				fmt.Fprintf(out, "restored %s from %s, byte for byte\n", path, backup)
 			case res.Written:
-				fmt.Fprintf(out, "unwrapped %s in place (backup %s)\n", res.Path, res.Backup)
+				fmt.Fprintf(out, "unwrapped %s in place (backup %s)\n", path, backup)
 			default:
-				fmt.Fprintf(out, "%s: nothing to change\n", res.Path)
+				fmt.Fprintf(out, "%s: nothing to change\n", path)
 			}
-			if res.Note != "" {
+			if res.Note != "" && !res.Restored {
 				fmt.Fprintf(out, "%s\n", res.Note)
 			}
 			printChanges(out, res.Changes)
 			return nil
 		},
 	}
+}
+
+// shownPaths says which file was changed and where its backup is, in the
+// terms the user gave: the path as typed, and the backup beside it; or,
+// when the path is a symbolic link, the file it leads to as well.
+func shownPaths(arg string, res clients.Result) (path, backup string) {
+	abs, err := filepath.Abs(arg)
+	if err != nil || abs != res.Path {
+		return fmt.Sprintf("%s (%s)", arg, res.Path), res.Backup
+	}
+	if res.Backup == "" || filepath.Dir(res.Backup) != filepath.Dir(res.Path) {
+		return arg, res.Backup
+	}
+	return arg, filepath.Join(filepath.Dir(arg), filepath.Base(res.Backup))
 }
 
 // printChanges lists what happened to each server.
