@@ -20,21 +20,16 @@ import (
 // have them. AgentDojo's 74 tool definitions are scanned per suite, with
 // the other suites as the other servers.
 //
-// Medium findings are allowed (the relay only warns) and logged. The ones
-// the current detectors produce, and why they are acceptable:
+// Medium findings are allowed (the relay only warns) and are logged with
+// their evidence, so a new one shows up in review. At present there are
+// none. The Low findings, also logged, are:
 //
-//   - server-everything, tool get-env "Returns all environment variables":
-//     none. Its instructions mention other tools of the same server, which
-//     never counts as shadowing.
-//   - read-before-use (Medium) on server-everything's instructions, if
-//     "before file operations" wording changes: guidance about its own
-//     tools; the same server, so no corroborating shadowing.
-//   - name-collision (Low): AgentDojo's travel and workspace suites both
-//     have send_email and four calendar tools; that is recorded, not
-//     warned.
-//
-// The test log lists every Medium finding with its evidence, so a new one
-// shows up in review.
+//   - server-everything's instructions, addressed-to-model: "These
+//     instructions are written for an LLM…" is text addressed to the model,
+//     which is what server instructions are; in a definition that is Low.
+//   - AgentDojo, name-collision: the travel and workspace suites both have
+//     send_email and four calendar tools. A client that does not namespace
+//     tools could call the wrong one, so it is recorded, not warned.
 
 type benignServer struct {
 	Package      string          `json:"package"`
@@ -128,6 +123,8 @@ func checkNoQuarantine(t *testing.T, server string, res map[string][]Finding) {
 				t.Errorf("%s/%s would be quarantined: %s %s in %s: %q — %s", server, tool, f.Severity, f.Detector, f.Field, f.Evidence, f.Message)
 			case f.Severity == Medium:
 				t.Logf("medium: %s/%s %s in %s: %q", server, tool, f.Detector, f.Field, f.Evidence)
+			default:
+				t.Logf("low:    %s/%s %s in %s: %q", server, tool, f.Detector, f.Field, f.Evidence)
 			}
 		}
 	}

@@ -161,7 +161,7 @@ func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding
 	}{{"inputSchema", t.InputSchema}, {"outputSchema", t.OutputSchema}, {"annotations", t.Annotations}} {
 		raw = append(raw, scanJSON(sch.name, sch.raw, ix)...)
 		if sch.name != "annotations" {
-			raw = append(raw, oversizedSchema(sch.name, len(sch.raw))...)
+			raw = append(raw, oversizedSchema(sch.name, sch.raw)...)
 		}
 	}
 	raw = append(raw, impersonation(t, others)...)
@@ -172,7 +172,8 @@ func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding
 		for _, n := range others[srv] {
 			if n == t.Name && n != "" {
 				raw = append(raw, rawFinding{Finding: Finding{Detector: detNameCollide, Severity: Low, Field: "name", End: len(t.Name),
-					Message: "Server " + srv + " has a tool with the same name: a client that does not namespace tools may call the wrong one."}})
+					Evidence: visible(t.Name, false),
+					Message:  "Server " + srv + " has a tool with the same name: a client that does not namespace tools may call the wrong one."}})
 			}
 		}
 	}
@@ -465,11 +466,13 @@ func oversizedText(field, s string) []rawFinding {
 	default:
 		return nil
 	}
-	return []rawFinding{{Finding: Finding{Detector: detOversized, Severity: sev, Field: field, Start: 0, End: 0,
-		Message: "The text is " + strconv.Itoa(len(s)/1024) + " KB: far longer than any tool needs, long enough to bury instructions the user will never read."}}}
+	return []rawFinding{{Finding: Finding{Detector: detOversized, Severity: sev, Field: field, Start: 0, End: len(s),
+		Evidence: visible(validUTF8Prefix(s, 80), false),
+		Message:  "The text is " + strconv.Itoa(len(s)/1024) + " KB: far longer than any tool needs, long enough to bury instructions the user will never read."}}}
 }
 
-func oversizedSchema(field string, n int) []rawFinding {
+func oversizedSchema(field string, raw json.RawMessage) []rawFinding {
+	n := len(raw)
 	var sev Severity
 	switch {
 	case n > schemaHigh:
@@ -479,8 +482,9 @@ func oversizedSchema(field string, n int) []rawFinding {
 	default:
 		return nil
 	}
-	return []rawFinding{{Finding: Finding{Detector: detOversized, Severity: sev, Field: field,
-		Message: "The schema is " + strconv.Itoa(n/1024) + " KB: far larger than any tool needs, large enough to bury instructions the user will never read."}}}
+	return []rawFinding{{Finding: Finding{Detector: detOversized, Severity: sev, Field: field, End: n,
+		Evidence: visible(validUTF8Prefix(string(raw), 80), false),
+		Message:  "The schema is " + strconv.Itoa(n/1024) + " KB: far larger than any tool needs, large enough to bury instructions the user will never read."}}}
 }
 
 // scanJSON walks a JSON value and scans every object key and string value
