@@ -312,10 +312,13 @@ func exfilReason(sink string, m attribution) string {
 	return b.String()
 }
 
-// tainted returns the argument paths that derive from counted untrusted
-// sources, and those sources.
+// tainted returns the argument paths whose value was chosen from counted
+// untrusted sources — an identifier or secret of theirs makes up most of
+// it — and those sources. Prose quoted from untrusted content (a summary
+// of a web page) is provenance, not taint: it is the data of the call, not
+// its control.
 func (m *attribution) tainted(s *flow.Session) (paths, sources []string) {
-	for path, srcs := range m.provenance {
+	for path, srcs := range m.control {
 		for _, i := range srcs {
 			if s.Sources[i].Labels.Has(flow.Untrusted) {
 				paths = append(paths, path)
@@ -381,6 +384,9 @@ type attribution struct {
 	// from: min_matches fingerprints of the source on that path, or one
 	// exact secret or identifier (URL, e-mail, IBAN, long id) of it.
 	provenance map[string][]int32
+	// control maps an argument path to the sources it was chosen from (see
+	// pathHits.control): what tainted_args acts on.
+	control map[string][]int32
 
 	// leaves are the arguments' strings, as attribution read them; when it
 	// did, domains and hosts are the e-mail domains and URL hosts in them.
@@ -393,6 +399,10 @@ type pathHits struct {
 	prints map[uint64]bool
 	perSrc map[int32]int // fingerprints per source
 	exact  map[int32]bool
+	// control marks sources an exact identifier or secret of which makes
+	// up most of the argument: the value was chosen from that source (a
+	// recipient, an account, a URL), not quoted in a longer text.
+	control map[int32]bool
 }
 
 // attribute looks for the fingerprints, secret digests and identifiers of
@@ -418,16 +428,20 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatche
 	hitsFor := func(path string) *pathHits {
 		ph := byPath[path]
 		if ph == nil {
-			ph = &pathHits{prints: map[uint64]bool{}, perSrc: map[int32]int{}, exact: map[int32]bool{}}
+			ph = &pathHits{prints: map[uint64]bool{}, perSrc: map[int32]int{}, exact: map[int32]bool{}, control: map[int32]bool{}}
 			byPath[path] = ph
 		}
 		return ph
 	}
-	isPrivate := func(i int32) bool { return counted[i] && s.Sources[i].Labels.Has(flow.Private) }
 
-	scan := func(path, text string, via []fingerprint.Encoding, exact bool) {
+	// scan looks for evidence in one view of one argument. payload is false
+	// for an argument that is only an address (see isAddress): what it
+	// matches tells where it came from, but it carries no data out.
+	scan := func(path, text string, via []fingerprint.Encoding, exact, payload bool) {
 		privHit := false
 		ph := hitsFor(path)
+		isPrivate := func(i int32) bool { return payload && counted[i] && s.Sources[i].Labels.Has(flow.Private) }
+		dominant := func(n int) bool { return 2*n >= len(strings.TrimSpace(text)) }
 		prints = h.Prints(prints[:0], text)
 		for _, p := range prints {
 			if ph.prints[p] {
@@ -461,6 +475,9 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatche
 						continue
 					}
 					ph.exact[i] = true
+					if dominant(len(tok)) {
+						ph.control[i] = true
+					}
 					if isPrivate(i) {
 						privDigests[dg], privSrcs[i], privHit = true, true, true
 					}
@@ -474,6 +491,9 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatche
 				for _, i := range scratch {
 					if counted[i] {
 						ph.exact[i] = true
+						if dominant(len(canon)) {
+							ph.control[i] = true
+						}
 					}
 				}
 			})
@@ -485,14 +505,16 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatche
 			}
 		}
 	}
+	addr := make([]bool, len(leaves))
 	for i, leaf := range leaves {
+		addr[i] = isAddress(leaf.value)
 		fingerprint.Expand(leaf.value, func(v fingerprint.View) {
-			scan(leaf.path, v.Text, v.Via, true)
+			scan(leaf.path, v.Text, v.Via, true, !addr[i])
 		})
-		if i > 0 {
+		if i > 0 && !addr[i] && !addr[i-1] {
 			// Text split across two fields: only windows that straddle the
 			// boundary are new, so scan just the two edges, joined.
-			scan("", edges(leaves[i-1].value, leaf.value), nil, false)
+			scan("", edges(leaves[i-1].value, leaf.value), nil, false, true)
 		}
 	}
 	res.domains, res.hosts = uniqueSorted(res.domains), uniqueSorted(res.hosts)
@@ -526,8 +548,39 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatche
 			}
 			res.provenance[path] = srcs
 		}
+		if len(ph.control) > 0 {
+			if res.control == nil {
+				res.control = make(map[string][]int32)
+			}
+			for i := range ph.control {
+				res.control[path] = append(res.control[path], i)
+			}
+			slices.Sort(res.control[path])
+		}
 	}
 	return res, nil
+}
+
+// isAddress reports whether an argument is one e-mail address or one
+// IBAN and nothing else. Such a value says where something goes; it is
+// attributed (a recipient copied from an untrusted page is tainted) but is
+// not data leaving: paying a landlord whose IBAN is in the user's files, or
+// inviting the participants of a meeting, is not exfiltration.
+func isAddress(v string) bool {
+	v = strings.TrimSpace(v)
+	if len(v) < 6 || len(v) > 254 {
+		return false
+	}
+	whole := false
+	fingerprint.Identifiers(v, func(kind fingerprint.IdentKind, canon string) {
+		switch kind {
+		case fingerprint.IdentEmail:
+			whole = whole || strings.EqualFold(canon, v)
+		case fingerprint.IdentIBAN:
+			whole = whole || canon == strings.ToUpper(strings.ReplaceAll(v, " ", ""))
+		}
+	})
+	return whole
 }
 
 // identDigest keys an identifier by its kind as well as its text.
