@@ -214,10 +214,14 @@ var corroborating = map[string]bool{
 	detSecret: true, detExfil: true, detShadow: true, detAddress: true, detTag: true, detVS: true, detExtract: true, detToolCall: true,
 }
 
-// InjectionDetectors are the detectors of instructions aimed at the model,
-// as opposed to hiding techniques and hygiene; precision and recall are
-// measured on them.
-var InjectionDetectors = map[string]bool{
+// IsInjectionDetector reports whether id names a detector of instructions
+// aimed at the model (markup, injection phrasing, requests for paths,
+// secrets or data, hidden tag or variation-selector payloads), as opposed
+// to hiding techniques and hygiene. Precision and recall are measured on
+// these.
+func IsInjectionDetector(id string) bool { return injectionDetectors[id] }
+
+var injectionDetectors = map[string]bool{
 	detMarkup: true, detIgnore: true, detConceal: true, detReadFirst: true, detPath: true,
 	detSecret: true, detExfil: true, detAddress: true, detTag: true, detVS: true, detExtract: true, detToolCall: true,
 }

@@ -118,13 +118,12 @@ func scanPaths(v *view) []pathHit {
 			if s < 0 || e > len(n) || s < last || string(n[s:e]) != p.lit {
 				continue
 			}
-			if isAlnum(p.lit[0]) || p.lit[0] == '.' || p.lit[0] == '_' {
-				if s > 0 && (isAlnum(n[s-1]) || (p.lit[0] != '.' && p.lit[0] != '_' && n[s-1] == '_')) {
-					continue // process.env, my_mcp.json is still fine
-				}
+			// whole names only: not process.env, not my_id_rsa_backup_tool
+			if s > 0 && (isAlnum(n[s-1]) || isAlnum(p.lit[0]) && (n[s-1] == '_' || n[s-1] == '-')) {
+				continue
 			}
 			if last := p.lit[len(p.lit)-1]; isAlnum(last) && e < len(n) && (isAlnum(n[e]) || n[e] == '_') {
-				continue // .environment, id_rsa2 is caught by id_rsa? no: a different name
+				continue // .environment, id_rsa2
 			}
 			if e < len(n) && n[e] == '.' && (hasPrefixAt(n, e, ".pub") || hasPrefixAt(n, e, ".example") || hasPrefixAt(n, e, ".sample") || hasPrefixAt(n, e, ".template") || hasPrefixAt(n, e, ".dist")) {
 				continue // public keys and templates

@@ -15,7 +15,7 @@ import (
 //	go test ./internal/detect -run TestPrecisionRecall -v
 //
 // to print the numbers. A text counts as flagged when ScanText reports a
-// Medium or High finding from one of InjectionDetectors.
+// Medium or High finding from a detector IsInjectionDetector accepts.
 //
 // The set was written in three batches, and the ids say which:
 //
@@ -76,7 +76,7 @@ func loadLabelled(t testing.TB) []labelled {
 func flagged(text string) (bool, []Finding) {
 	fs := ScanText("result.content[0].text", text)
 	for _, f := range fs {
-		if InjectionDetectors[f.Detector] && f.Severity >= Medium {
+		if IsInjectionDetector(f.Detector) && f.Severity >= Medium {
 			return true, fs
 		}
 	}

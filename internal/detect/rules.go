@@ -286,7 +286,7 @@ var phraseRules = []phraseRule{
 	// ---- exfiltration requests
 	{detector: detExfil, pattern: "{pass|put|include|embed|insert|append|place|paste|add|send|attach|provide|give|forward|upload} ~2 {its|their|the file s|this file s|that file s|its full|its entire|their full|their entire} {content|contents}", def: High, res: Medium, negatable: true, mention: true,
 		msg: "Asks the model to pass a file's or message's contents along: the shape of a data-exfiltration instruction."},
-	{detector: detExfil, pattern: "{include|pass|embed|insert|append|paste|send|forward|upload|post|add|attach|email|print|output|dump|share|transmit|leak|exfiltrate} ~2 {the|entire|full|whole|complete|all|all the|raw} {content|contents|body|bodies|text} of", def: Medium, res: Medium, negatable: true, mention: true,
+	{detector: detExfil, pattern: "{include|pass|embed|insert|append|paste|send|forward|upload|post|add|attach|email|print|output|dump|share|transmit|leak|exfiltrate} ~2 {the|entire|full|whole|complete|all|all the|raw} {content|contents|body|bodies|text} of", def: High, res: Medium, negatable: true, mention: true,
 		msg: "Asks the model to send or include the contents of something: the shape of a data-exfiltration instruction."},
 	{detector: detExfil, pattern: "{call|invoke|run|use} ~4 with {the|its|their|all|the full|the entire} {content|contents|text|data} of", def: Medium, res: Medium, negatable: true, mention: true,
 		msg: "Asks the model to call a tool with the contents of something: the shape of a data-exfiltration instruction."},

@@ -50,3 +50,17 @@ func TestViewSpans(t *testing.T) {
 		}
 	}
 }
+
+// No word matches more lexicon entries than a token can hold, so no
+// pattern word is ever dropped from a token.
+func TestLexiconFits(t *testing.T) {
+	for _, w := range lex.words {
+		v := newView(w)
+		for _, tk := range v.toks {
+			if int(tk.nid) == len(tk.ids) {
+				t.Errorf("word %q: token %q matches %d or more lexicon entries", w, v.norm[tk.start:tk.end], len(tk.ids))
+			}
+		}
+	}
+	t.Logf("%d lexicon words, %d phrase rules", len(lex.words), len(phraseRules))
+}
