@@ -363,6 +363,12 @@ func (p *scanPrinter) server(s clients.ServerReport) {
 			head = append(head, strings.TrimSpace(s.Info.Name+" "+s.Info.Version))
 		}
 		head = append(head, count(len(s.Tools), "tool"))
+		if n := len(s.Prompts); n > 0 {
+			head = append(head, count(n, "prompt"))
+		}
+		if n := len(s.Resources); n > 0 {
+			head = append(head, count(n, "resource"))
+		}
 		if s.Wrapped {
 			head = append(head, p.paint("32", "behind Weir"))
 		} else {
