@@ -29,6 +29,7 @@ type lexicon struct {
 
 type lexNode struct {
 	edges []lexEdge
+	dense *[256]int32 // edges as a table, for nodes with many (after finalize)
 	exact int16
 	pref  int16
 }
@@ -53,7 +54,11 @@ func (l *lexicon) child(n int32, b byte, create bool) int32 {
 		l.root[b] = int32(len(l.nodes) - 1)
 		return l.root[b]
 	}
-	for _, e := range l.nodes[n].edges {
+	nd := &l.nodes[n]
+	if nd.dense != nil {
+		return nd.dense[b]
+	}
+	for _, e := range nd.edges {
 		if e.b == b {
 			return e.to
 		}
@@ -137,14 +142,14 @@ const (
 )
 
 type step struct {
-	kind   uint8
-	opt    bool
-	gap    int
-	single []int16   // single-token alternatives, while compiling
-	set    []uint64  // the same as a bitset over lexicon ids (after finalize)
-	first  []uint64  // bitset of every id a match can start with
-	multi  [][]int16 // multi-token alternatives
-	bloom  bloomMask // bloom bits of every id a match of this step starts with
+	kind       uint8
+	opt        bool
+	gap        int
+	single     []int16   // single-token alternatives, while compiling
+	set        []uint64  // the same as a bitset over lexicon ids (after finalize)
+	first      []uint64  // bitset of every id a match can start with
+	firstWords []uint16  // the indices of first's non-zero words
+	multi      [][]int16 // multi-token alternatives
 }
 
 // allSteps lists every compiled step, so finalizeSteps can turn their
@@ -157,8 +162,17 @@ func registerSteps(steps []step) {
 	}
 }
 
-// finalizeSteps builds the bitsets and bloom masks of every step.
+// finalizeSteps builds the bitsets of every step, and the edge tables of
+// busy trie nodes.
 func finalizeSteps() {
+	for i := range lex.nodes {
+		if nd := &lex.nodes[i]; len(nd.edges) > 4 {
+			nd.dense = new([256]int32)
+			for _, e := range nd.edges {
+				nd.dense[e.b] = e.to
+			}
+		}
+	}
 	words := (len(lex.words) + 63) / 64
 	for _, st := range allSteps {
 		st.set = make([]uint64, words)
@@ -166,11 +180,14 @@ func finalizeSteps() {
 		for _, id := range st.single {
 			st.set[id>>6] |= 1 << (id & 63)
 			st.first[id>>6] |= 1 << (id & 63)
-			st.bloom.add(id)
 		}
 		for _, alt := range st.multi {
 			st.first[alt[0]>>6] |= 1 << (alt[0] & 63)
-			st.bloom.add(alt[0])
+		}
+		for w, x := range st.first {
+			if x != 0 {
+				st.firstWords = append(st.firstWords, uint16(w))
+			}
 		}
 	}
 }
@@ -180,16 +197,6 @@ func (st *step) hasTok(t *token) bool {
 	for i := uint8(0); i < t.nid; i++ {
 		id := t.ids[i]
 		if st.set[id>>6]&(1<<(id&63)) != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// anyOf reports whether a match of the step can start with one of ids.
-func (st *step) anyOf(ids []int16) bool {
-	for _, id := range ids {
-		if st.first[id>>6]&(1<<(id&63)) != 0 {
 			return true
 		}
 	}
@@ -482,30 +489,6 @@ func (m *matcher) dfs(si, ti int) int {
 		return m.dfs(si+1, ti)
 	}
 	return -1
-}
-
-// bloomMask is a 256-bit Bloom filter of lexicon ids.
-type bloomMask [4]uint64
-
-func bloomBit(id int16) (int, uint64) {
-	h := uint32(id) * 2654435761 >> 24
-	return int(h >> 6 & 3), 1 << (h & 63)
-}
-
-func (b *bloomMask) add(id int16) {
-	w, bit := bloomBit(id)
-	b[w] |= bit
-}
-
-func (b *bloomMask) or(o *bloomMask) {
-	b[0] |= o[0]
-	b[1] |= o[1]
-	b[2] |= o[2]
-	b[3] |= o[3]
-}
-
-func (b *bloomMask) meets(o *bloomMask) bool {
-	return b[0]&o[0]|b[1]&o[1]|b[2]&o[2]|b[3]&o[3] != 0
 }
 
 // validUTF8Prefix trims s to at most n bytes without splitting a rune.

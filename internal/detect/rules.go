@@ -470,7 +470,7 @@ const maxHitsPerRule = 8
 type phraseScratch struct {
 	next, checked []int32
 	count         []uint8
-	blocks        []bloomMask
+	win           []uint64
 	m             matcher
 }
 
@@ -498,26 +498,19 @@ func matchPhrases(v *view) []phraseHit {
 	m := &sc.m
 	var tried [8]int32
 	// A rule is tried at a token only if every word step it requires can
-	// occur within its window: checked exactly against the distinct ids of
-	// the window when there are few (hostile repetitions such as "ignore
-	// ignore ignore …" have one or two), else against a Bloom filter of
-	// them. The window is the token's block of 32 tokens and the next two,
-	// which covers maxWin.
-	nb := (len(v.toks)+31)/32 + 3
-	if cap(sc.blocks) < nb {
-		sc.blocks = make([]bloomMask, nb)
-	}
-	blocks := sc.blocks[:nb]
-	clear(blocks)
-	for ti := range v.toks {
-		tk := &v.toks[ti]
-		for k := uint8(0); k < tk.nid; k++ {
-			blocks[ti>>5].add(tk.ids[k])
-		}
-	}
+	// start somewhere in its window: the token's block of 32 tokens and the
+	// next two, which covers maxWin. The window's ids are kept as a bitset;
+	// the check is cached per rule and block. When a window has few
+	// distinct ids (hostile repetitions such as "ignore ignore …" have one
+	// or two), the ids that can start a possible rule are found once per
+	// block and every other token is skipped outright.
 	checked := sc.checked // block+1 whose window was checked for the rule, negated if impossible
+	words := (len(lex.words) + 63) / 64
+	if cap(sc.win) < words {
+		sc.win = make([]uint64, words)
+	}
+	win := sc.win[:words] // ids present in the current window, exactly
 	curBlock := -1
-	var win bloomMask
 	var sparse [16]int16
 	nSparse := -1 // -1: the window has more distinct ids than sparse holds
 	var startable [16]int16
@@ -529,9 +522,13 @@ func matchPhrases(v *view) []phraseHit {
 		}
 		if b := ti >> 5; b != curBlock {
 			curBlock = b
-			win = blocks[b]
-			win.or(&blocks[b+1])
-			win.or(&blocks[b+2])
+			clear(win)
+			for k := b << 5; k < min(len(v.toks), (b+3)<<5); k++ {
+				t := &v.toks[k]
+				for j := uint8(0); j < t.nid; j++ {
+					win[t.ids[j]>>6] |= 1 << (t.ids[j] & 63)
+				}
+			}
 			nSparse = distinctIDs(v, b<<5, min(len(v.toks), (b+3)<<5), sparse[:])
 			// in a sparse window, find the ids that can start a possible
 			// rule once, and skip every other token of the block at once
@@ -539,7 +536,7 @@ func matchPhrases(v *view) []phraseHit {
 			if nSparse >= 0 {
 				for _, id := range sparse[:nSparse] {
 					for _, ri := range ruleIndex[id] {
-						if rulePossible(&phraseRules[ri], nSparse, sparse[:nSparse], &win) {
+						if rulePossible(&phraseRules[ri], win) {
 							startable[nStart] = id
 							nStart++
 							break
@@ -587,7 +584,7 @@ func matchPhrases(v *view) []phraseHit {
 					// possible: checked in this block already
 				} else if c == -int32(curBlock+1) {
 					continue
-				} else if !rulePossible(r, nSparse, sparse[:max(nSparse, 0)], &win) {
+				} else if !rulePossible(r, win) {
 					checked[ri] = -int32(curBlock + 1)
 					continue
 				} else {
@@ -727,16 +724,18 @@ func distinctIDs(v *view, a, b int, buf []int16) int {
 	return n
 }
 
-// rulePossible reports whether every required word step of r can occur in
-// a window with these ids (exactly, when the window has few distinct ids)
-// or this Bloom filter.
-func rulePossible(r *phraseRule, nSparse int, sparse []int16, win *bloomMask) bool {
+// rulePossible reports whether every required word step of r can start
+// somewhere in a window holding the ids in win.
+func rulePossible(r *phraseRule, win []uint64) bool {
 	for _, q := range r.req {
-		if nSparse >= 0 {
-			if !q.anyOf(sparse) {
-				return false
+		found := false
+		for _, w := range q.firstWords {
+			if q.first[w]&win[w] != 0 {
+				found = true
+				break
 			}
-		} else if !win.meets(&q.bloom) {
+		}
+		if !found {
 			return false
 		}
 	}

@@ -43,6 +43,20 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 		wordStart, latin, conf = -1, false, false
 	}
 	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			// ASCII: only the homoglyph word state changes
+			if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
+				if wordStart < 0 {
+					wordStart = i
+				}
+				latin = latin || c > '9'
+			} else if wordStart >= 0 {
+				endWord(i)
+			}
+			prev = rune(c)
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case isTag(r):
@@ -156,15 +170,6 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 			continue
 		}
 		switch {
-		case r < utf8.RuneSelf:
-			if ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
-				if wordStart < 0 {
-					wordStart = i
-				}
-				latin = latin || r > '9'
-			} else {
-				endWord(i)
-			}
 		case isCJK(r):
 			endWord(i)
 		case isIgnorable(r):
