@@ -119,7 +119,28 @@ func isLatinLetter(r rune) bool {
 	if r < utf8.RuneSelf {
 		return ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
 	}
+	if r < 0x250 {
+		return r >= 0xC0 && r != 0xD7 && r != 0xF7
+	}
+	if r < 0x1E00 {
+		return false
+	}
 	return unicode.Is(unicode.Latin, r)
+}
+
+// fastLetter reports the letters of the Latin-1, Latin Extended, Greek and
+// Cyrillic blocks without a table lookup: none is a mark, a space or a
+// control.
+func fastLetter(r rune) bool {
+	switch {
+	case r >= 0xC0 && r < 0x250:
+		return r != 0xD7 && r != 0xF7
+	case r >= 0x386 && r < 0x3FC:
+		return r != 0x387
+	case r >= 0x400 && r < 0x482, r >= 0x48A && r < 0x530:
+		return true
+	}
+	return false
 }
 
 // isWordRune reports runes that continue a word for the purposes of
@@ -127,6 +148,9 @@ func isLatinLetter(r rune) bool {
 func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')
+	}
+	if fastLetter(r) {
+		return true
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || isIgnorable(r)
 }
@@ -220,13 +244,13 @@ func newView(s string) *view {
 	emit := func(n0, a, b int) {
 		if len(norm)-n0 == b-a {
 			if !lin || linSrc != int32(a) {
-				segs = append(segs, seg{int32(n0), int32(a), -1})
+				segs = appendSeg(segs, seg{int32(n0), int32(a), -1})
 				lin = true
 			}
 			linSrc = int32(b)
 			return
 		}
-		segs = append(segs, seg{int32(n0), int32(a), int32(b)})
+		segs = appendSeg(segs, seg{int32(n0), int32(a), int32(b)})
 		lin = false
 	}
 	pendingWS := -1 // source offset of a pending white-space run
@@ -257,6 +281,7 @@ func newView(s string) *view {
 		} else {
 			r, size = utf8.DecodeRuneInString(s[i:])
 			switch {
+			case fastLetter(r):
 			case isCJK(r):
 				// no case, no marks, no look-alikes: copied as is
 				wordLatin = false
@@ -318,7 +343,7 @@ func newView(s string) *view {
 				if i-pendingWS == len(norm)-n0 && (newlines == 0 || s[pendingWS] == '\n') {
 					emit(n0, pendingWS, i)
 				} else {
-					segs = append(segs, seg{int32(n0), int32(pendingWS), int32(i)})
+					segs = appendSeg(segs, seg{int32(n0), int32(pendingWS), int32(i)})
 					lin = false
 				}
 			}
@@ -326,7 +351,7 @@ func newView(s string) *view {
 		}
 		if size == 1 {
 			if !lin || linSrc != int32(i) {
-				segs = append(segs, seg{int32(len(norm)), int32(i), -1})
+				segs = appendSeg(segs, seg{int32(len(norm)), int32(i), -1})
 				lin = true
 			}
 			// the rest of a run of printable ASCII in one go
@@ -438,10 +463,10 @@ func (v *view) tokenize() {
 			r, size = utf8.DecodeRune(n[i:])
 			if isCJK(r) {
 				if inWord {
-					toks = append(toks, cur)
+					toks = appendTok(toks, cur)
 					inWord = false
 				}
-				toks = append(toks, token{start: int32(i), end: int32(i + size), flags: pending})
+				toks = appendTok(toks, token{start: int32(i), end: int32(i + size), flags: pending})
 				pending = 0
 				i += size
 				continue
@@ -491,7 +516,7 @@ func (v *view) tokenize() {
 		}
 		if inWord {
 			cur.flags |= prev
-			toks = append(toks, cur)
+			toks = appendTok(toks, cur)
 			inWord = false
 		} else if prev != 0 && len(toks) > 0 {
 			toks[len(toks)-1].flags |= prev
@@ -499,7 +524,7 @@ func (v *view) tokenize() {
 		i += size
 	}
 	if inWord {
-		toks = append(toks, cur)
+		toks = appendTok(toks, cur)
 	}
 	// tokens glued to '.', '@', '/', '_' or '-' on either side are pieces of
 	// URLs, addresses, paths and identifiers
@@ -548,3 +573,24 @@ func (v *view) tokenAt(off int) int {
 }
 
 func isGlue(c byte) bool { return c == '.' || c == '@' || c == '/' || c == '_' || c == '-' || c == '~' }
+
+// appendSeg and appendTok grow by doubling: append grows large slices by a
+// quarter at a time, which on hostile text (one segment or token every few
+// bytes of a megabyte) copies the slice many times over.
+func appendSeg(s []seg, g seg) []seg {
+	if len(s) == cap(s) {
+		n := make([]seg, len(s), 2*cap(s)+16)
+		copy(n, s)
+		s = n
+	}
+	return append(s, g)
+}
+
+func appendTok(s []token, t token) []token {
+	if len(s) == cap(s) {
+		n := make([]token, len(s), 2*cap(s)+16)
+		copy(n, s)
+		s = n
+	}
+	return append(s, t)
+}

@@ -170,6 +170,15 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 			continue
 		}
 		switch {
+		case fastLetter(r):
+			if wordStart < 0 {
+				wordStart = i
+			}
+			if c := confusableOf(r); c != 0 {
+				conf = true
+			} else if r < 0x250 {
+				latin = true
+			}
 		case isCJK(r):
 			endWord(i)
 		case isIgnorable(r):
