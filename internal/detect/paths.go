@@ -155,8 +155,7 @@ func requested(v *view, ns, ne int) bool {
 	if ti >= len(v.toks) {
 		ti = len(v.toks) - 1
 	}
-	s := sentStartOf(v, ti)
-	a := max(ti-10, s)
+	a := sentStartWithin(v, ti, 10)
 	if !requestVerbs.anyIn(v, a, ti-1) {
 		// "~/.ssh/id_rsa contents" / "~/.ssh/id_rsa: send its contents"
 		after := v.tokenAt(ne)

@@ -594,7 +594,7 @@ func matchPhrases(v *view) []phraseHit {
 				if end < 0 {
 					continue
 				}
-				if r.negatable && negSet.anyIn(v, max(ti-3, sentStartOf(v, ti)), ti-1) {
+				if r.negatable && negSet.anyIn(v, sentStartWithin(v, ti, 3), ti-1) {
 					continue
 				}
 				if r.notNext != nil && end < len(v.toks) && end <= int(v.toks[end-1].sentEnd) && r.notNext.matchAt(v, end, int(v.toks[end].sentEnd)) > 0 {
@@ -613,18 +613,15 @@ func matchPhrases(v *view) []phraseHit {
 	return hits
 }
 
-// sentStartOf returns the index of the first token of token i's sentence
-// (bounded look-back).
-func sentStartOf(v *view, i int) int {
-	for k := i; k > 0 && k > i-maxWin; k-- {
-		if v.toks[k].flags&tokSentStart != 0 {
-			return k
+// sentStartWithin returns the first token of token i's sentence, looking
+// back at most k tokens (i-k when the sentence starts earlier).
+func sentStartWithin(v *view, i, k int) int {
+	for j := i; j > 0 && j > i-k; j-- {
+		if v.toks[j].flags&tokSentStart != 0 {
+			return j
 		}
 	}
-	if i-maxWin > 0 {
-		return i - maxWin
-	}
-	return 0
+	return max(i-k, 0)
 }
 
 // isMention reports whether tokens [a, b] are talked about rather than
@@ -632,8 +629,7 @@ func sentStartOf(v *view, i int) int {
 // or "e.g." in the eight tokens before it in the same sentence, or a cue
 // such as "tags" or "markers" right after it.
 func isMention(v *view, a, b int) bool {
-	s := sentStartOf(v, a)
-	for k := max(a-8, s); k < a; k++ {
+	for k := sentStartWithin(v, a, 8); k < a; k++ {
 		if v.toks[k].flags&tokInIdent == 0 && cueBefore.matchAt(v, k, a-1) > 0 {
 			return true
 		}
