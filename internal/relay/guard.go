@@ -69,7 +69,7 @@ type wireDefinition struct {
 func (r *Relay) guardList(ctx context.Context, line []byte, result json.RawMessage) []byte {
 	r.updateCatalog(result)
 	var raw []json.RawMessage
-	_ = jsonrpc.Members(result, func(name string, v []byte) error {
+	_ = jsonrpc.EachMember(result, func(name string, v []byte) error {
 		if name == "tools" && len(v) > 0 && v[0] == '[' {
 			return jsonrpc.EachElement(v, func(_ int, e []byte) error {
 				raw = append(raw, e)

@@ -49,6 +49,7 @@ func TestClean(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			raw := textResult(tt.text)
 			h := clean(raw, tt.redact)
+			h.scan()
 			out := string(raw)
 			if h.result != nil {
 				out = string(h.result)
@@ -100,6 +101,7 @@ func TestDetectorsOnlyRaise(t *testing.T) {
 		}
 		tool := flow.Labels(rapid.IntRange(0, 7).Draw(t, "labels"))
 		h := clean(textResult(b.String()), rapid.Bool().Draw(t, "redact"))
+		h.scan()
 		if got := h.labels(tool); got&tool != tool {
 			t.Fatalf("labels %s lost some of the tool's %s", got, tool)
 		}

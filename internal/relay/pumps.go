@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -165,6 +166,12 @@ func (r *Relay) decide(ctx context.Context, call engine.Call) (d engine.Decision
 		}
 	}()
 	pol := r.policy.Load()
+	if call.Labels.Labels.Has(flow.Sink) || len(pol.RulesFor(call.Server, call.Tool)) > 0 {
+		// Results already forwarded may still be being scanned; what the
+		// scan finds belongs in the session this call is judged against.
+		// Only sinks and rules read the session, so only they wait.
+		r.scans.Wait()
+	}
 	// The I/O a decision needs happens here, so the engine stays pure:
 	// path arguments are resolved on disk, and rate limits are counted in
 	// the shared store.
@@ -327,45 +334,107 @@ func (r *Relay) fromServer(ctx context.Context, line []byte) {
 // forward, and false when the result must not be forwarded: when recording
 // fails the client gets an error result instead (fail closed: data Weir
 // cannot track does not reach the model).
+//
+// The injection detectors run after the result is forwarded, on a
+// goroutine the relay owns: they cost more than the rest of the relay
+// together. The next decision of this relay waits for them (see decide),
+// so what they find — a result that tries to steer the model becomes
+// untrusted — is in the session before any later call is judged.
 func (r *Relay) observe(ctx context.Context, p *pending, line []byte, result json.RawMessage) ([]byte, bool) {
-	var head struct {
-		ResultType string `json:"resultType"`
-	}
-	_ = json.Unmarshal(result, &head)
-	if head.ResultType == "input_required" {
+	if resultType(result) == "input_required" {
 		return line, true // not a result yet: the client will call again
 	}
 	pol := r.policy.Load()
 	h := clean(result, pol.RedactSecrets)
-	labels := h.labels(p.labels.Labels)
+	labels := p.labels.Labels
 	var obs *flow.Observation
-	var err error
 	if labels.Any(flow.Legs) {
-		// Fingerprints come from the result as the server sent it, so a
-		// redacted secret is still recognised if it leaks.
-		res := engine.Result{Server: r.opts.Server, Tool: p.tool, Labels: labels, Raw: result, At: r.now()}
-		obs, err = engine.Observe(r.opts.Hasher, res)
-		if err == nil && obs != nil {
-			_, err = r.opts.Store.Append(ctx, r.opts.Session, obs)
-			if err == nil {
-				r.mirrorMu.Lock()
-				err = r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror)
-				r.mirrorMu.Unlock()
-			}
+		var err error
+		if obs, err = r.record0(ctx, labels, p.tool, result); err != nil {
+			r.record(&audit.Record{Event: "result", Method: "tools/call", Tool: p.tool, Labels: labels.Names(),
+				Verdict: "block", Enforced: true, Rule: "internal", Reason: fmt.Sprintf("could not record the result's labels: %v", err)}, nil)
+			r.log.Error("recording a tool result failed; result withheld", "tool", p.tool, "err", err)
+			r.replyResult(p, fmt.Sprintf("Weir withheld the result of %s/%s: it could not record where this data came from (%v), and data it cannot track does not reach the model. This is a problem with Weir's state store, not with the tool; tell the user.", r.opts.Server, p.tool, err))
+			return nil, false
+		}
+	}
+	// The raw result is kept for the scan: its bytes alias the reader's
+	// buffer, which the next message overwrites.
+	raw := bytes.Clone(result)
+	r.scans.Add(1)
+	go func() {
+		defer r.scans.Done()
+		r.scanResult(context.WithoutCancel(ctx), p.tool, labels, raw, obs, h)
+	}()
+	if h.result != nil {
+		if out, ok := jsonrpc.ReplaceMember(line, "result", h.result); ok {
+			return out, true
+		}
+	}
+	return line, true
+}
+
+// resultType returns a result's resultType (2026-07-28), or "".
+func resultType(result json.RawMessage) string {
+	var t string
+	_ = jsonrpc.EachMember(result, func(name string, v []byte) error {
+		if name == "resultType" && len(v) > 0 && v[0] == '"' {
+			t, _ = jsonrpc.Unquote(v)
+		}
+		return nil
+	})
+	return t
+}
+
+// record0 fingerprints a result under labels and records it in the store,
+// then brings the session mirror up to date.
+func (r *Relay) record0(ctx context.Context, labels flow.Labels, tool string, result json.RawMessage) (*flow.Observation, error) {
+	// Fingerprints come from the result as the server sent it, so a
+	// redacted secret is still recognised if it leaks.
+	res := engine.Result{Server: r.opts.Server, Tool: tool, Labels: labels, Raw: result, At: r.now()}
+	obs, err := engine.Observe(r.opts.Hasher, res)
+	if err != nil || obs == nil {
+		return obs, err
+	}
+	if _, err := r.opts.Store.Append(ctx, r.opts.Session, obs); err != nil {
+		return nil, err
+	}
+	r.mirrorMu.Lock()
+	defer r.mirrorMu.Unlock()
+	return obs, r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror)
+}
+
+// scanResult runs the injection detectors over a forwarded result, records
+// the untrusted leg when they find an attempt to steer the model, and
+// audits the result. A result already untrusted is not scanned: the
+// detectors could add nothing to how it is treated.
+func (r *Relay) scanResult(ctx context.Context, tool string, labels flow.Labels, result json.RawMessage, obs *flow.Observation, h hygiene) {
+	if !labels.Has(flow.Untrusted) {
+		h.scan()
+	}
+	raised := h.labels(labels)
+	var err error
+	if raised != labels {
+		var o *flow.Observation
+		if o, err = r.record0(ctx, raised, tool, result); err == nil && obs == nil {
+			obs = o
+		}
+		if err != nil {
+			r.log.Error("recording an injection-bearing result as untrusted failed", "tool", tool, "err", err)
 		}
 	}
 	verdict := h.verdict()
 	if obs == nil && verdict == flow.Allow && err == nil {
-		return line, true // nothing to record
+		return // nothing to record
 	}
-	rec := &audit.Record{Event: "result", Method: "tools/call", Tool: p.tool, Labels: labels.Names(), Verdict: verdict.String(), Enforced: true}
+	rec := &audit.Record{Event: "result", Method: "tools/call", Tool: tool, Labels: raised.Names(), Verdict: verdict.String(), Enforced: true}
 	if obs != nil {
 		rec.Prints = len(obs.Prints) + len(obs.Digests)
 	}
 	if len(h.findings) > 0 {
 		rec.Rule = "detect." + h.findings[0].Detector
 		rec.Reason = "findings: " + strings.Join(detectorIDs(h.findings, detect.Low), ", ")
-		if labels != p.labels.Labels {
+		if raised != labels {
 			rec.Reason += "; the result is treated as untrusted"
 		}
 	}
@@ -375,17 +444,7 @@ func (r *Relay) observe(ctx context.Context, p *pending, line []byte, result jso
 	}
 	if err != nil {
 		rec.Verdict, rec.Rule = "block", "internal"
-		rec.Reason = fmt.Sprintf("could not record the result's labels: %v", err)
-		r.record(rec, nil)
-		r.log.Error("recording a tool result failed; result withheld", "tool", p.tool, "err", err)
-		r.replyResult(p, fmt.Sprintf("Weir withheld the result of %s/%s: it could not record where this data came from (%v), and data it cannot track does not reach the model. This is a problem with Weir's state store, not with the tool; tell the user.", r.opts.Server, p.tool, err))
-		return nil, false
+		rec.Reason = fmt.Sprintf("could not record the result as untrusted: %v", err)
 	}
 	r.record(rec, nil)
-	if h.result != nil {
-		if out, ok := jsonrpc.ReplaceMember(line, "result", h.result); ok {
-			return out, true
-		}
-	}
-	return line, true
 }

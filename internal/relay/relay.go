@@ -73,6 +73,9 @@ type Relay struct {
 	toClient *jsonrpc.Writer
 	toServer *jsonrpc.Writer
 
+	// scans tracks result scans in flight (see observe).
+	scans inflight
+
 	// mirrorMu guards the session mirror. It is separate from mu so that a
 	// decision in progress does not hold up the other pump's bookkeeping.
 	mirrorMu sync.Mutex
@@ -173,6 +176,7 @@ func (r *Relay) Run(ctx context.Context, clientIn io.ReadCloser, clientOut io.Wr
 	r.serverEnded(serverErr)
 	clientIn.Close() // unblocks the client pump if it is still reading
 	<-clientDone
+	r.scans.Wait()
 	if r.auditStop != nil {
 		close(r.auditStop)
 	}
@@ -317,4 +321,35 @@ func readCallParams(raw json.RawMessage) (callParams, error) {
 		return nil
 	})
 	return p, err
+}
+
+// inflight counts work in flight that a later step must wait for. Unlike a
+// sync.WaitGroup it may be added to while another goroutine waits.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	done *sync.Cond
+}
+
+func (f *inflight) Add(n int) {
+	f.mu.Lock()
+	f.n += n
+	if f.n == 0 && f.done != nil {
+		f.done.Broadcast()
+	}
+	f.mu.Unlock()
+}
+
+func (f *inflight) Done() { f.Add(-1) }
+
+// Wait returns when nothing is in flight.
+func (f *inflight) Wait() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done == nil {
+		f.done = sync.NewCond(&f.mu)
+	}
+	for f.n > 0 {
+		f.done.Wait()
+	}
 }
