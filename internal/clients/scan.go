@@ -572,15 +572,15 @@ func fetchRemote(ctx context.Context, s Server, opts ScanOptions, rec *recorder)
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	if len(s.Headers) > 0 {
-		c := *hc
-		base := c.Transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
-		c.Transport = headerTransport{base: base, headers: s.Headers}
-		hc = &c
+	c := *hc
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
 	}
+	// Every request ends with the scan of this server, whatever context
+	// the SDK gave it: a stream it keeps open must not outlive the scan.
+	c.Transport = scopedTransport{base: base, ctx: ctx, headers: s.Headers}
+	hc = &c
 	var t mcp.Transport
 	if s.Transport == TransportSSE {
 		t = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
@@ -599,17 +599,22 @@ func fetchRemote(ctx context.Context, s Server, opts ScanOptions, rec *recorder)
 	return nil, fmt.Errorf("%s failed: %v", phase, err)
 }
 
-type headerTransport struct {
+// scopedTransport adds an entry's headers to every request and cancels
+// every request when ctx ends.
+type scopedTransport struct {
 	base    http.RoundTripper
+	ctx     context.Context
 	headers map[string]string
 }
 
-func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range h.headers {
+func (t scopedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rctx, cancel := context.WithCancel(req.Context())
+	context.AfterFunc(t.ctx, cancel)
+	req = req.Clone(rctx)
+	for k, v := range t.headers {
 		req.Header.Set(k, v)
 	}
-	return h.base.RoundTrip(req)
+	return t.base.RoundTrip(req)
 }
 
 // list initializes a session over t and lists tools, prompts and resources

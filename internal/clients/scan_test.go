@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -378,5 +380,54 @@ func TestScanKillsProcessGroup(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	if _, err := os.Stat(marker); err == nil {
 		t.Errorf("the server's child still runs after the scan")
+	}
+}
+
+// TestScanRemote: with Remote set, Streamable HTTP and SSE servers are
+// queried (with the entry's headers); a server that does not answer is
+// reported.
+func TestScanRemote(t *testing.T) {
+	newServer := func() *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "2"}, nil)
+		type args struct {
+			URL string `json:"url"`
+		}
+		mcp.AddTool(s, &mcp.Tool{Name: "fetch", Description: "Fetch a page."}, func(context.Context, *mcp.CallToolRequest, args) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+		return s
+	}
+	var sawAuth string
+	streamable := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { sawAuth = r.Header.Get("Authorization"); return newServer() }, nil)
+	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return newServer() }, nil)
+	hs := httptest.NewServer(streamable)
+	defer hs.Close()
+	ss := httptest.NewServer(sse)
+	defer ss.Close()
+	// Reads the request (so that it sees the client go away) and never answers.
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body); <-r.Context().Done() }))
+	defer silent.Close()
+
+	servers := []Server{
+		{Name: "http", Transport: TransportHTTP, URL: hs.URL, Headers: map[string]string{"Authorization": "Bearer t0k"}, Path: "/a"},
+		{Name: "sse", Transport: TransportSSE, URL: ss.URL, Path: "/b"},
+		{Name: "silent", Transport: TransportHTTP, URL: silent.URL, Path: "/c"},
+	}
+	opts := scanOpts(3 * time.Second)
+	opts.Remote = true
+	reps := Scan(context.Background(), servers, opts)
+	for _, r := range reps[:2] {
+		if r.Status != StatusScanned || len(r.Tools) != 1 || !slices.Equal(r.Tools[0].Labels, []string{"untrusted", "sink"}) {
+			t.Errorf("%s: %s %q tools %+v", r.Name, r.Status, r.Error, r.Tools)
+		}
+	}
+	if sawAuth != "Bearer t0k" {
+		t.Errorf("the entry's headers were not sent: Authorization %q", sawAuth)
+	}
+	if r := reps[2]; r.Status != StatusFailed || !strings.Contains(r.Error, "did not answer initialize within 3s") {
+		t.Errorf("silent: %s %q", r.Status, r.Error)
+	}
+	if tri := AssessTrifecta(reps); len(tri.Unguarded) != 2 || !slices.Equal(tri.Unknown, []string{"silent"}) {
+		t.Errorf("remote servers are never behind weir run: %+v", tri)
 	}
 }
