@@ -1,19 +1,23 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weir-sec/weir/internal/clients"
 	"github.com/weir-sec/weir/internal/detect"
+	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/store"
 )
 
 // Exit statuses of weir scan.
@@ -97,10 +101,10 @@ When several apply, 2 wins over 1, and 1 over 3.`,
 				// with it, as their weir run would.
 				opts.PolicyFor = func(f string) (*policy.Policy, error) { return policy.Resolve(f, home) }
 			}
-			// PIN HOOK: fill opts.PinStatus from the pin store (server, tool,
-			// definition hash → clients.PinNew/PinUnchanged/PinChanged);
-			// until then every tool reports clients.PinUnknown.
-			opts.PinStatus = nil
+			if ps := pinStatus(cmd.Context(), home); ps != nil {
+				opts.PinStatus = ps.status
+				defer ps.close()
+			}
 
 			configs := loadConfigs(args)
 			if len(args) == 0 && len(configs) == 0 {
@@ -451,4 +455,50 @@ func (p *scanPrinter) trifecta(t clients.Trifecta) {
 	leg("untrusted", t.Untrusted)
 	leg("sink", t.Sink)
 	fmt.Fprintf(p.w, "    %s\n", t.Summary)
+}
+
+// pinLookup answers the scan's pin-status questions from the state store,
+// the way weir run would judge the same definitions.
+type pinLookup struct {
+	ctx   context.Context
+	st    *store.SQLite
+	mu    sync.Mutex
+	cache map[string]map[string]store.Pin // identity → tool → pin
+}
+
+// pinStatus opens the pin store, or returns nil when there is none yet
+// (every tool is then new) or it cannot be read.
+func pinStatus(ctx context.Context, home string) *pinLookup {
+	path := filepath.Join(home, "state.db")
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	st, err := store.OpenSQLite(ctx, path)
+	if err != nil {
+		return nil
+	}
+	return &pinLookup{ctx: ctx, st: st, cache: map[string]map[string]store.Pin{}}
+}
+
+func (p *pinLookup) close() { p.st.Close() }
+
+func (p *pinLookup) status(server string, command []string, instructions string, t detect.Tool) string {
+	id := pin.Identity(server, command, "")
+	p.mu.Lock()
+	pins, ok := p.cache[id]
+	if !ok {
+		pins, _ = p.st.Pins(p.ctx, id)
+		p.cache[id] = pins
+	}
+	p.mu.Unlock()
+	got, ok := pins[t.Name]
+	_, hash := pin.Encode(t, instructions)
+	switch {
+	case !ok || got.Hash == "":
+		return clients.PinNew // never approved: pinned (or quarantined) on first use
+	case got.Hash == hash:
+		return clients.PinUnchanged
+	default:
+		return clients.PinChanged
+	}
 }

@@ -90,13 +90,12 @@ type ScanOptions struct {
 	// client.
 	HTTPClient *http.Client
 
-	// PinStatus is the hook for pin status: given the server name Weir uses,
-	// a tool name and the hex SHA-256 of the tool's definition
-	// (detect.DefinitionHash), it returns PinNew, PinUnchanged or PinChanged.
-	// nil reports PinUnknown for every tool.
-	//
-	// PIN HOOK: `weir scan` fills this from the pin store.
-	PinStatus func(server, tool, hash string) string
+	// PinStatus reports a tool's pin status: given the server name Weir
+	// uses, the command weir run would run it with, the server's
+	// instructions and the tool's definition, it returns PinNew,
+	// PinUnchanged or PinChanged. nil reports PinUnknown for every tool.
+	// `weir scan` fills it from the pin store.
+	PinStatus func(server string, command []string, instructions string, tool detect.Tool) string
 }
 
 // ServerReport is what the scan found out about one server entry.
@@ -786,7 +785,7 @@ func judge(r *ServerReport, cat *catalogue, others map[string][]string, opts Sca
 			tr.Why = []string{}
 		}
 		if opts.PinStatus != nil {
-			tr.Pin = opts.PinStatus(r.WeirName, t.Name, tr.Hash)
+			tr.Pin = opts.PinStatus(r.WeirName, r.Command, cat.instructions, t.detect(r.WeirName))
 		}
 		r.Tools = append(r.Tools, tr)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/weir-sec/weir/internal/detect"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -189,8 +190,12 @@ func TestScanFindsPoisonAndLabels(t *testing.T) {
 func TestScanPinHook(t *testing.T) {
 	var seen []string
 	opts := scanOpts(20 * time.Second)
-	opts.PinStatus = func(server, tool, hash string) string {
+	opts.PinStatus = func(server string, command []string, instructions string, tl detect.Tool) string {
+		tool := tl.Name
 		seen = append(seen, server+"/"+tool)
+		if len(command) == 0 || tl.Server != server {
+			t.Errorf("pin hook for %s/%s without the command or server: %q %q", server, tool, command, tl.Server)
+		}
 		if tool == "add" {
 			return PinChanged
 		}

@@ -222,6 +222,12 @@ func TestClientConfigScanWrapUnwrap(t *testing.T) {
 	}
 	assertNoSecretAtRest(t, f.env.home)
 
+	// The proxies pinned what they saw; a new scan reports it unchanged.
+	pinned := scan(1)
+	if p := tool(server(pinned, "memory"), "read_graph").Pin; p != clients.PinUnchanged {
+		t.Errorf("memory/read_graph pin after a session: %q, want %q", p, clients.PinUnchanged)
+	}
+
 	// 4. weir unwrap restores the file byte for byte.
 	out = weir(0, "unwrap", cfg)
 	if !bytes.Contains(out, []byte("byte for byte")) {
