@@ -50,9 +50,24 @@ var ansiMsg = func() (m [len(ansiWhat)]string) {
 	return m
 }()
 
+var ansiStart = func() *byteSet {
+	var t byteSet
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t[0x7F], t[0xC2] = true, true
+	return &t
+}()
+
 // scanANSI reports terminal escapes and controls in s.
 func scanANSI(s string, ctx ctxKind, add adder) {
 	for i := 0; i < len(s); {
+		// only C0 controls, DEL and the lead byte of C1 controls (U+0080–
+		// U+009F are C2 80–C2 9F) can start what this reports; no other
+		// rune's encoding contains them
+		if i = ansiStart.next(s, i); i >= len(s) {
+			break
+		}
 		c := s[i]
 		var r rune = rune(c)
 		size := 1

@@ -470,7 +470,7 @@ func (m *matcher) dfs(si, ti int) int {
 	}
 	if ti <= m.limit {
 		tk := &m.v.toks[ti]
-		if tk.nid > 0 {
+		if tk.nid > 0 && st.canStart(tk) {
 			if st.hasTok(tk) {
 				if e := m.dfs(si+1, ti+1); e >= 0 {
 					return e

@@ -62,6 +62,8 @@ func isIdentByte(c byte) bool {
 	return ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '_' || c == '-'
 }
 
+var markupStart = newByteSet("\n#<[")
+
 // scanMarkup finds instruction markup in v.norm.
 func scanMarkup(v *view) []markupHit {
 	n := v.norm
@@ -77,6 +79,12 @@ func scanMarkup(v *view) []markupHit {
 	}
 	lineStart := true
 	for i := 0; i < len(n) && len(hits) < 64; i++ {
+		if !lineStart {
+			// nothing starts before the next line or '#', '<', '['
+			if i = markupStart.nextIn(n, i); i >= len(n) {
+				break
+			}
+		}
 		c := n[i]
 		if lineStart && c != '\n' {
 			if h, ok := lineRoleAt(n, i); ok {

@@ -92,6 +92,8 @@ func init() {
 	}
 }
 
+var pathAnchors = newByteSet("./_~-")
+
 func isAlnum(c byte) bool {
 	return ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c >= 0x80
 }
@@ -107,10 +109,10 @@ func scanPaths(v *view) []pathHit {
 	var hits []pathHit
 	last := -1
 	for i := 0; i+1 < len(n) && len(hits) < 32; i++ {
-		a := anchorClass(n[i])
-		if a < 0 {
-			continue
+		if i = pathAnchors.nextIn(n, i); i+1 >= len(n) {
+			break
 		}
+		a := anchorClass(n[i])
 		for _, li := range pathIndex[a][n[i+1]] {
 			p := &pathLits[li]
 			s := i - p.anchor

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"math/bits"
 	"sort"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ type phraseRule struct {
 	needIdent bool     // only when the match contains a code-like identifier
 	msg       string
 	steps     []step
+	first     *step // the first word step
 	notNext   *step
 	req       []*step // the required word steps after the first
 }
@@ -447,6 +449,7 @@ func buildRuleIndex() {
 		if first.kind == stSentStart {
 			first = &phraseRules[i].steps[1]
 		}
+		r.first = first
 		for _, id := range first.firstIDs() {
 			if !seen[id] {
 				seen[id] = true
@@ -470,15 +473,17 @@ const maxHitsPerRule = 8
 type phraseScratch struct {
 	next, checked []int32
 	count         []uint8
-	win           []uint64
+	possible      []bool // rules possible somewhere in the text
+	win, all, st  []uint64
 	m             matcher
 }
 
 var scratchPool = sync.Pool{New: func() any {
 	return &phraseScratch{
-		next:    make([]int32, len(phraseRules)),
-		checked: make([]int32, len(phraseRules)),
-		count:   make([]uint8, len(phraseRules)),
+		next:     make([]int32, len(phraseRules)),
+		checked:  make([]int32, len(phraseRules)),
+		count:    make([]uint8, len(phraseRules)),
+		possible: make([]bool, len(phraseRules)),
 	}
 }}
 
@@ -490,6 +495,42 @@ func matchPhrases(v *view) []phraseHit {
 	var hits []phraseHit
 	sc := scratchPool.Get().(*phraseScratch)
 	defer scratchPool.Put(sc)
+	words := (len(lex.words) + 63) / 64
+	if cap(sc.win) < words {
+		sc.win = make([]uint64, words)
+		sc.all = make([]uint64, words)
+		sc.st = make([]uint64, words)
+	}
+	// The ids of the whole text first: a rule whose words do not all occur
+	// somewhere in the text cannot match in any window of it, and a token
+	// that starts no rule possible in the text is skipped at once.
+	all := sc.all[:words]
+	clear(all)
+	for ti := range v.toks {
+		t := &v.toks[ti]
+		for j := uint8(0); j < t.nid; j++ {
+			all[t.ids[j]>>6] |= 1 << (t.ids[j] & 63)
+		}
+	}
+	startIDs := sc.st[:words] // ids that start a rule possible in the text
+	clear(startIDs)
+	any := false
+	possible := sc.possible
+	for ri := range phraseRules {
+		r := &phraseRules[ri]
+		possible[ri] = false
+		if !stepPossible(r.first, all) || !rulePossible(r, all) {
+			continue
+		}
+		possible[ri] = true
+		any = true
+		for _, w := range r.first.firstWords {
+			startIDs[w] |= r.first.first[w] & all[w]
+		}
+	}
+	if !any {
+		return nil
+	}
 	clear(sc.next)
 	clear(sc.count)
 	clear(sc.checked)
@@ -498,20 +539,18 @@ func matchPhrases(v *view) []phraseHit {
 	m := &sc.m
 	var tried [8]int32
 	// A rule is tried at a token only if every word step it requires can
-	// start somewhere in its window: the token's block of 32 tokens and the
-	// next two, which covers maxWin. The window's ids are kept as a bitset;
-	// the check is cached per rule and block. When a window has few
-	// distinct ids (hostile repetitions such as "ignore ignore …" have one
-	// or two), the ids that can start a possible rule are found once per
-	// block and every other token is skipped outright.
-	checked := sc.checked // block+1 whose window was checked for the rule, negated if impossible
-	words := (len(lex.words) + 63) / 64
-	if cap(sc.win) < words {
-		sc.win = make([]uint64, words)
-	}
+	// start somewhere in its window. A match never leaves its sentence and
+	// spans at most maxWin tokens, so the window is the token's sentence
+	// clipped to the token's block of 32 tokens and the next two. The
+	// window's ids are kept as a bitset; the check is cached per rule and
+	// window. When a window has few distinct ids (hostile repetitions such
+	// as "ignore ignore …" have one or two), the ids that can start a
+	// possible rule are found once per window and every other token is
+	// skipped outright.
+	checked := sc.checked // window id whose ids were checked for the rule, negated if impossible
 	win := sc.win[:words] // ids present in the current window, exactly
-	curBlock := -1
-	var sparse [16]int16
+	curBlock, curSent := -1, int32(-1)
+	wid := int32(0)
 	nSparse := -1 // -1: the window has more distinct ids than sparse holds
 	var startable [16]int16
 	nStart := 0
@@ -520,26 +559,50 @@ func matchPhrases(v *view) []phraseHit {
 		if tk.nid == 0 {
 			continue
 		}
-		if b := ti >> 5; b != curBlock {
-			curBlock = b
+		starts := false
+		for k := uint8(0); k < tk.nid; k++ {
+			if id := tk.ids[k]; startIDs[id>>6]&(1<<(id&63)) != 0 {
+				starts = true
+				break
+			}
+		}
+		if !starts {
+			continue
+		}
+		if b := ti >> 5; b != curBlock || tk.sentEnd != curSent {
+			curBlock, curSent = b, tk.sentEnd
+			wid++
+			lo, hi := ti, min(int(tk.sentEnd), (b+3)<<5-1)
+			for lo > b<<5 && v.toks[lo-1].sentEnd == tk.sentEnd {
+				lo--
+			}
 			clear(win)
-			for k := b << 5; k < min(len(v.toks), (b+3)<<5); k++ {
+			for k := lo; k <= hi; k++ {
 				t := &v.toks[k]
 				for j := uint8(0); j < t.nid; j++ {
 					win[t.ids[j]>>6] |= 1 << (t.ids[j] & 63)
 				}
 			}
-			nSparse = distinctIDs(v, b<<5, min(len(v.toks), (b+3)<<5), sparse[:])
-			// in a sparse window, find the ids that can start a possible
-			// rule once, and skip every other token of the block at once
+			n := 0
+			for _, x := range win {
+				n += bits.OnesCount64(x)
+			}
+			nSparse = -1
 			nStart = 0
-			if nSparse >= 0 {
-				for _, id := range sparse[:nSparse] {
-					for _, ri := range ruleIndex[id] {
-						if rulePossible(&phraseRules[ri], win) {
-							startable[nStart] = id
-							nStart++
-							break
+			if n <= 16 {
+				// in a sparse window, find the ids that can start a
+				// possible rule once, and skip every other token of the
+				// window at once
+				nSparse = n
+				for w, x := range win {
+					for ; x != 0; x &= x - 1 {
+						id := int16(w<<6 + bits.TrailingZeros64(x))
+						for _, ri := range ruleIndex[id] {
+							if possible[ri] && rulePossible(&phraseRules[ri], win) {
+								startable[nStart] = id
+								nStart++
+								break
+							}
 						}
 					}
 				}
@@ -562,7 +625,7 @@ func matchPhrases(v *view) []phraseHit {
 		nt := 0
 		for k := uint8(0); k < tk.nid; k++ {
 			for _, ri := range ruleIndex[tk.ids[k]] {
-				if int(next[ri]) > ti || count[ri] >= maxHitsPerRule {
+				if !possible[ri] || int(next[ri]) > ti || count[ri] >= maxHitsPerRule {
 					continue
 				}
 				dup := false
@@ -580,15 +643,15 @@ func matchPhrases(v *view) []phraseHit {
 					nt++
 				}
 				r := &phraseRules[ri]
-				if c := checked[ri]; c == int32(curBlock+1) {
-					// possible: checked in this block already
-				} else if c == -int32(curBlock+1) {
+				if c := checked[ri]; c == wid {
+					// possible: checked in this window already
+				} else if c == -wid {
 					continue
 				} else if !rulePossible(r, win) {
-					checked[ri] = -int32(curBlock + 1)
+					checked[ri] = -wid
 					continue
 				} else {
-					checked[ri] = int32(curBlock + 1)
+					checked[ri] = wid
 				}
 				end := m.run(v, r.steps, ti)
 				if end < 0 {
@@ -611,6 +674,16 @@ func matchPhrases(v *view) []phraseHit {
 		}
 	}
 	return hits
+}
+
+// stepPossible reports whether a match of st can start with an id in win.
+func stepPossible(st *step, win []uint64) bool {
+	for _, w := range st.firstWords {
+		if st.first[w]&win[w] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // sentStartWithin returns the first token of token i's sentence, looking
@@ -696,42 +769,11 @@ func hasIdent(v *view, a, b int) bool {
 	return strings.ContainsAny(seg, "_`")
 }
 
-// distinctIDs collects the distinct lexicon ids of tokens [a, b) into buf
-// and returns their number, or -1 if there are more than len(buf).
-func distinctIDs(v *view, a, b int, buf []int16) int {
-	n := 0
-	for ti := a; ti < b; ti++ {
-		tk := &v.toks[ti]
-	ids:
-		for k := uint8(0); k < tk.nid; k++ {
-			id := tk.ids[k]
-			for _, x := range buf[:n] {
-				if x == id {
-					continue ids
-				}
-			}
-			if n == len(buf) {
-				return -1
-			}
-			buf[n] = id
-			n++
-		}
-	}
-	return n
-}
-
 // rulePossible reports whether every required word step of r can start
 // somewhere in a window holding the ids in win.
 func rulePossible(r *phraseRule, win []uint64) bool {
 	for _, q := range r.req {
-		found := false
-		for _, w := range q.firstWords {
-			if q.first[w]&win[w] != 0 {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !stepPossible(q, win) {
 			return false
 		}
 	}

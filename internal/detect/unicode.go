@@ -14,12 +14,11 @@ import (
 type adder func(det string, sev Severity, start, end int, msg string)
 
 func hasNonASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return true
-		}
-	}
-	return false
+	return nextNonASCII(s, 0) < len(s)
+}
+
+func isASCIIAlnum(c byte) bool {
+	return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
 }
 
 // isLineBreakScript reports scripts that use ZWSP as a line-break hint.
@@ -43,18 +42,38 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 		wordStart, latin, conf = -1, false, false
 	}
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			// ASCII: only the homoglyph word state changes
-			if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
+		if s[i] < utf8.RuneSelf {
+			// A run of ASCII: only the homoglyph word state changes. The
+			// word in progress goes on up to the run's first byte that is
+			// not a letter or digit, where it ends; words wholly inside
+			// the run have no look-alikes and cannot be reported; the
+			// run's last word is in progress at its end.
+			j := nextNonASCII(s, i)
+			k := i
+			for k < j && isASCIIAlnum(s[k]) {
 				if wordStart < 0 {
-					wordStart = i
+					wordStart = k
 				}
-				latin = latin || c > '9'
-			} else if wordStart >= 0 {
-				endWord(i)
+				latin = latin || s[k] > '9'
+				k++
 			}
-			prev = rune(c)
-			i++
+			if k < j {
+				if wordStart >= 0 {
+					endWord(k)
+				}
+				w := j
+				for w > k && isASCIIAlnum(s[w-1]) {
+					w--
+				}
+				for m := w; m < j; m++ {
+					if wordStart < 0 {
+						wordStart = m
+					}
+					latin = latin || s[m] > '9'
+				}
+			}
+			prev = rune(s[j-1])
+			i = j
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
