@@ -314,6 +314,7 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 			}
 		}
 	}
+	v.release()
 	_, ispans := scanImages(text)
 	for _, sp := range ispans {
 		add(detImageExfil, sevFor(ctx, High, Medium), sp[0], sp[1], "A markdown image whose URL carries data: the client fetches it without a tool call, so it can carry data out.")

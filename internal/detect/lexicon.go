@@ -98,26 +98,43 @@ func (l *lexicon) intern(w string, prefix bool) int16 {
 	return *p
 }
 
-// resolve fills the ids of every token of v.
+// resolve fills the ids of every token of v: the prefix entries along the
+// token's path through the trie, shortest first, then its exact entry.
 func (l *lexicon) resolve(v *view) {
+	nodes := l.nodes
+	norm := v.norm
 	for k := range v.toks {
 		t := &v.toks[k]
 		t.nid = 0
-		n := int32(0)
-		for i := t.start; i < t.end; i++ {
-			n = l.child(n, v.norm[i], false)
-			if n == 0 {
+		w := norm[t.start:t.end]
+		if len(w) == 0 {
+			continue
+		}
+		n := l.root[w[0]]
+		for i := 1; n != 0; i++ {
+			nd := &nodes[n]
+			if nd.pref >= 0 && t.nid < uint8(len(t.ids)) {
+				t.ids[t.nid] = nd.pref
+				t.nid++
+			}
+			if i == len(w) {
+				if nd.exact >= 0 && t.nid < uint8(len(t.ids)) {
+					t.ids[t.nid] = nd.exact
+					t.nid++
+				}
 				break
 			}
-			if p := l.nodes[n].pref; p >= 0 && t.nid < uint8(len(t.ids)) {
-				t.ids[t.nid] = p
-				t.nid++
+			b := w[i]
+			if nd.dense != nil {
+				n = nd.dense[b]
+				continue
 			}
-		}
-		if n != 0 {
-			if e := l.nodes[n].exact; e >= 0 && t.nid < uint8(len(t.ids)) {
-				t.ids[t.nid] = e
-				t.nid++
+			n = 0
+			for _, e := range nd.edges {
+				if e.b == b {
+					n = e.to
+					break
+				}
 			}
 		}
 	}

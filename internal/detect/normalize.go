@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -152,6 +153,9 @@ func isWordRune(r rune) bool {
 	if fastLetter(r) {
 		return true
 	}
+	if r < runePropsLen {
+		return runeProps[r]&rpWord != 0
+	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || isIgnorable(r)
 }
 
@@ -225,19 +229,106 @@ func foldRune(dst []byte, r rune, mixed bool) []byte {
 	return utf8.AppendRune(dst, unicode.ToLower(r))
 }
 
+// asciiLower lowercases ASCII letters and keeps every other byte.
+var asciiLower = func() (t [256]byte) {
+	for c := range t {
+		t[c] = byte(c)
+		if 'A' <= c && c <= 'Z' {
+			t[c] = byte(c + 'a' - 'A')
+		}
+	}
+	return t
+}()
+
+// runeProps caches, for the runes below runePropsLen (Latin, Greek,
+// Cyrillic, the other alphabets and the punctuation, currency and symbol
+// blocks), the Unicode properties the normaliser asks about per rune.
+const runePropsLen = 0x3000
+
+const (
+	rpWord          uint8 = 1 << iota // isWordRune
+	rpSpace                           // unicode.IsSpace
+	rpDrop                            // isDropped
+	rpLetterOrDigit                   // unicode.IsLetter or unicode.IsDigit
+)
+
+var runeProps = func() *[runePropsLen]uint8 {
+	t := new([runePropsLen]uint8)
+	for r := rune(0); r < runePropsLen; r++ {
+		var p uint8
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || isIgnorable(r) {
+			p |= rpWord
+		}
+		if unicode.IsSpace(r) {
+			p |= rpSpace
+		}
+		if isIgnorable(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) {
+			p |= rpDrop
+		}
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			p |= rpLetterOrDigit
+		}
+		t[r] = p
+	}
+	return t
+}()
+
+// isDropped reports the runes the normaliser drops: invisible characters
+// and combining marks.
+func isDropped(r rune) bool {
+	if r >= 0 && r < runePropsLen {
+		return runeProps[r]&rpDrop != 0
+	}
+	return isIgnorable(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r)
+}
+
+func isLetterOrDigit(r rune) bool {
+	if r >= 0 && r < runePropsLen {
+		return runeProps[r]&rpLetterOrDigit != 0
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
 // isSpaceRune reports white space, including the Unicode spaces.
 func isSpaceRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
 	}
+	if r < runePropsLen {
+		return runeProps[r]&rpSpace != 0
+	}
 	return unicode.IsSpace(r)
 }
 
-// newView normalises s. The returned view's slices are freshly allocated.
+// viewPool holds views whose buffers newView reuses.
+var viewPool = sync.Pool{New: func() any { return new(view) }}
+
+// maxPooledView is the largest text whose view's buffers go back to the
+// pool: a hostile megabyte should not pin megabytes of buffers.
+const maxPooledView = 64 << 10
+
+// release returns v's buffers to the pool. v must not be used after.
+func (v *view) release() {
+	if cap(v.norm) > maxPooledView+8 {
+		return
+	}
+	*v = view{norm: v.norm[:0], segs: v.segs[:0], toks: v.toks[:0]}
+	viewPool.Put(v)
+}
+
+// newView normalises s. The view's buffers may come from an earlier view
+// that was released.
 func newView(s string) *view {
-	v := &view{src: s}
-	norm := make([]byte, 0, len(s)+8)
-	segs := make([]seg, 0, len(s)/64+4)
+	v := viewPool.Get().(*view)
+	v.src = s
+	norm := v.norm[:0]
+	if cap(norm) < len(s)+8 {
+		norm = make([]byte, 0, len(s)+8)
+	}
+	segs := v.segs[:0]
+	if cap(segs) < len(s)/64+4 {
+		segs = make([]seg, 0, len(s)/64+4)
+	}
 	lin := false       // the last segment is linear
 	linSrc := int32(0) // where the next byte continues it in src
 	// emit records that norm grew from n0 by the bytes of src [a, b).
@@ -296,7 +387,7 @@ func newView(s string) *view {
 				}
 				i += size
 				continue
-			case isIgnorable(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r):
+			case isDropped(r):
 				i += size
 				continue
 			}
@@ -354,25 +445,30 @@ func newView(s string) *view {
 				segs = appendSeg(segs, seg{int32(len(norm)), int32(i), -1})
 				lin = true
 			}
-			// the rest of a run of printable ASCII in one go
+			// the rest of a run of printable ASCII in one go, lowercased
+			if cap(norm)-len(norm) < len(s)-i {
+				norm = append(norm[:cap(norm)], make([]byte, len(s)-i)...)[:len(norm)]
+			}
+			w := len(norm)
+			buf := norm[:cap(norm)]
 			j := i
-			for j < len(s) {
+			for j < len(s) && w < len(buf) {
 				c := s[j]
 				if c <= ' ' || c >= 0x7F {
 					break
 				}
-				switch {
-				case 'A' <= c && c <= 'Z':
-					c += 'a' - 'A'
-					wordLatin = true
-				case 'a' <= c && c <= 'z':
-					wordLatin = true
-				case '0' <= c && c <= '9':
-				default:
-					wordLatin = false
-				}
-				norm = append(norm, c)
+				buf[w] = asciiLower[c]
+				w++
 				j++
+			}
+			norm = buf[:w]
+			// a word goes on over digits: the run's last letter or other
+			// byte after them decides whether the word has Latin letters
+			for k := j - 1; k >= i; k-- {
+				if c := s[k]; c < '0' || c > '9' {
+					wordLatin = ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+					break
+				}
 			}
 			linSrc = int32(j)
 			i = j
@@ -447,7 +543,10 @@ func (v *view) tokSpan(a, b int) (int, int) {
 // between them as flags.
 func (v *view) tokenize() {
 	n := v.norm
-	toks := make([]token, 0, len(n)/6+4)
+	toks := v.toks[:0]
+	if cap(toks) < len(n)/6+4 {
+		toks = make([]token, 0, len(n)/6+4)
+	}
 	var pending uint8 = tokSentStart // flags for the next token
 	inWord := false
 	var cur token
@@ -457,8 +556,29 @@ func (v *view) tokenize() {
 		isWord := false
 		var r rune
 		if c < utf8.RuneSelf {
+			switch tokClass[c] {
+			case tcWord:
+				if !inWord {
+					cur = token{start: int32(i), flags: pending}
+					pending = 0
+					inWord = true
+				}
+				i++
+				for i < len(n) && tokClass[n[i]] == tcWord {
+					i++
+				}
+				cur.end = int32(i)
+				continue
+			case tcPlain:
+				// a separator that sets no flag
+				if inWord {
+					toks = appendTok(toks, cur)
+					inWord = false
+				}
+				i++
+				continue
+			}
 			r = rune(c)
-			isWord = ('a' <= c && c <= 'z') || ('0' <= c && c <= '9')
 		} else {
 			r, size = utf8.DecodeRune(n[i:])
 			if isCJK(r) {
@@ -471,7 +591,7 @@ func (v *view) tokenize() {
 				i += size
 				continue
 			}
-			isWord = unicode.IsLetter(r) || unicode.IsDigit(r)
+			isWord = isLetterOrDigit(r)
 		}
 		if isWord {
 			if !inWord {
@@ -480,7 +600,7 @@ func (v *view) tokenize() {
 				inWord = true
 			}
 			i += size
-			for i < len(n) && (('a' <= n[i] && n[i] <= 'z') || ('0' <= n[i] && n[i] <= '9')) {
+			for i < len(n) && tokClass[n[i]] == tcWord {
 				i++
 			}
 			cur.end = int32(i)
@@ -572,7 +692,34 @@ func (v *view) tokenAt(off int) int {
 	return lo
 }
 
-func isGlue(c byte) bool { return c == '.' || c == '@' || c == '/' || c == '_' || c == '-' || c == '~' }
+func isGlue(c byte) bool { return glueByte[c] }
+
+var glueByte = newByteSet("./_-~@")
+
+// tokClass classifies ASCII bytes for the tokeniser: letters and digits,
+// separators that set token flags (handled one by one), and the others.
+var tokClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = tcOther
+		case ('a' <= c && c <= 'z') || ('0' <= c && c <= '9'):
+			t[c] = tcWord
+		case c == ':' || c == '"' || c == '`' || c == '\'' || c == '.' || c == '!' || c == '?' || c == ';' || c == '\n':
+			t[c] = tcFlag
+		default:
+			t[c] = tcPlain
+		}
+	}
+	return t
+}()
+
+const (
+	tcPlain uint8 = iota // a separator that sets no flag
+	tcWord               // a-z, 0-9
+	tcFlag               // a separator that sets flags
+	tcOther              // not ASCII
+)
 
 // appendSeg and appendTok grow by doubling: append grows large slices by a
 // quarter at a time, which on hostile text (one segment or token every few
