@@ -42,3 +42,14 @@ bench:
 
 clean:
 	rm -rf bin
+
+# results re-runs every benchmark RESULTS.md reports — the core Go
+# benchmarks, the AgentDojo replay (all four presets on the corpus in
+# ../shared/corpora/agentdojo), the overhead benchmark — and regenerates
+# RESULTS.md and the README's results block from bench/results/*.json.
+.PHONY: results
+results:
+	$(GO) run ./bench/core
+	$(GO) run ./bench/agentdojo --corpus ../shared/corpora/agentdojo --presets default,strict,dataflow,integrity
+	$(GO) run ./bench/overhead
+	$(GO) run ./bench/report

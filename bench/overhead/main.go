@@ -1,0 +1,337 @@
+// Command overhead measures what Weir adds to MCP tool calls, side by side
+// in one run: the same client workload (raw newline-delimited JSON-RPC over
+// stdio pipes) against
+//
+//	direct        the server itself
+//	relay         a bare relay in front of it (bench/overhead/relay: a byte
+//	              pump, the physical floor for one extra hop)
+//	weir-default  weir run with the built-in default policy
+//	weir-strict   weir run --policy with `preset: strict`
+//
+// for two servers: a Go echo server (bench/overhead/echo, almost no server
+// time of its own) and the real @modelcontextprotocol/server-everything
+// (node, from testdata/npm; its echo tool). It reports the added latency
+// per tools/call at p50/p95/p99 for 1 KB, 64 KB and 1 MB results (paths
+// alternate call by call in one loop, so every path sees the same machine),
+// sustained calls per second with 1, 8 and 64 requests in flight
+// (pipelined over the one connection), and the proxies' peak RSS.
+//
+//	go run ./bench/overhead                 # full run, bench/results/overhead.json
+//	go run ./bench/overhead --quick -o x.json
+//
+// See README.md for the method and the sample counts.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// File is what bench/results/overhead.json holds.
+type File struct {
+	Meta    Meta            `json:"meta"`
+	Method  Method          `json:"method"`
+	Servers []*ServerResult `json:"servers"`
+}
+
+// Meta says where, when and how the numbers were made.
+type Meta struct {
+	Date   string `json:"date"`
+	Commit string `json:"commit"`
+	// Uncommitted lists changes to the code weir is built from (cmd,
+	// internal, go.mod, go.sum) in the working tree at the time.
+	Uncommitted []string `json:"uncommitted,omitempty"`
+	Machine     Machine  `json:"machine"`
+	Go          string   `json:"go"`
+	Node        string   `json:"node,omitempty"`
+	Weir        string   `json:"weir"`
+	Command     string   `json:"command"`
+	Quick       bool     `json:"quick"`
+	// Load averages (1, 5, 15 minutes) before and after: the machine may
+	// be shared.
+	LoadBefore  []float64 `json:"load_before"`
+	LoadAfter   []float64 `json:"load_after"`
+	WallSeconds float64   `json:"wall_seconds"`
+}
+
+// Machine describes the computer.
+type Machine struct {
+	CPU    string `json:"cpu"`
+	Cores  int    `json:"cores"`
+	OS     string `json:"os"`
+	Kernel string `json:"kernel"`
+	Arch   string `json:"arch"`
+}
+
+// Method records the workload and the sample counts.
+type Method struct {
+	Paths       map[string]string `json:"paths"`
+	Latency     []SizePlan        `json:"latency"`
+	Throughput  ThroughputPlan    `json:"throughput"`
+	Definitions map[string]string `json:"definitions"`
+}
+
+// SizePlan is one result size of the latency loop.
+type SizePlan struct {
+	Size       string `json:"size"`
+	Bytes      int    `json:"bytes"`
+	Iterations int    `json:"iterations"`
+	Warmup     int    `json:"warmup"`
+}
+
+// ThroughputPlan is the throughput workload.
+type ThroughputPlan struct {
+	ResultBytes     int     `json:"result_bytes"`
+	Concurrency     []int   `json:"concurrency"`
+	Rounds          int     `json:"rounds"`
+	SecondsPerRound float64 `json:"seconds_per_round"`
+	WarmupSeconds   float64 `json:"warmup_seconds"`
+}
+
+// ServerResult is every measurement against one server.
+type ServerResult struct {
+	Server  string `json:"server"`
+	Command string `json:"command"`
+	Request string `json:"request"`
+	// Latency has one entry per result size.
+	Latency []*LatencyResult `json:"latency"`
+	// Throughput has one entry per concurrency.
+	Throughput []*ThroughputResult `json:"throughput"`
+	// PeakRSS is each proxy's VmHWM at the end of the run (direct has no
+	// proxy).
+	PeakRSS map[string]RSS `json:"peak_rss"`
+}
+
+// LatencyResult is one result size.
+type LatencyResult struct {
+	Size    string `json:"size"`
+	Bytes   int    `json:"bytes"`
+	Samples int    `json:"samples"`
+	// Paths: each path's own latency per call.
+	Paths map[string]Percentiles `json:"paths"`
+	// AddedVsDirect: path − direct, percentile by percentile.
+	AddedVsDirect map[string]Percentiles `json:"added_vs_direct"`
+	// AddedVsRelay: path − relay, percentile by percentile.
+	AddedVsRelay map[string]Percentiles `json:"added_vs_relay"`
+	// ProxyCPU: CPU time (user + system, every thread) the proxy process
+	// spent per call during the loop.
+	ProxyCPU map[string]float64 `json:"proxy_cpu_us_per_call"`
+	// Settle: after each answer, how long until the path's processes
+	// were quiet again (see definitions).
+	Settle map[string]Percentiles `json:"quiet_after_answer"`
+}
+
+// Percentiles are microseconds.
+type Percentiles struct {
+	P50 float64 `json:"p50_us"`
+	P95 float64 `json:"p95_us"`
+	P99 float64 `json:"p99_us"`
+}
+
+// ThroughputResult is one concurrency.
+type ThroughputResult struct {
+	Concurrency int             `json:"concurrency"`
+	ResultBytes int             `json:"result_bytes"`
+	Paths       map[string]Rate `json:"paths"`
+}
+
+// Rate is sustained throughput on one path, with the latency of calls
+// under that load.
+type Rate struct {
+	Calls       int     `json:"calls"`
+	Seconds     float64 `json:"seconds"`
+	CallsPerSec float64 `json:"calls_per_sec"`
+	P50         float64 `json:"p50_us"`
+	P99         float64 `json:"p99_us"`
+}
+
+// RSS is a process's peak resident set size.
+type RSS struct {
+	MB      float64 `json:"peak_mb"`
+	Samples int     `json:"samples"`
+}
+
+// The paths, in the order of the tables.
+var paths = []string{"direct", "relay", "weir-default", "weir-strict"}
+
+var pathDoc = map[string]string{
+	"direct":       "the client talks to the server's stdio directly",
+	"relay":        "bench/overhead/relay: starts the server and copies bytes both ways (read/write, 64 KiB buffer), parsing nothing: the floor for one extra hop",
+	"weir-default": "weir run --name NAME -- SERVER, no policy file: the built-in default preset",
+	"weir-strict":  "weir run --name NAME --policy P -- SERVER, P = `version: 1` + `preset: strict`",
+}
+
+var definitions = map[string]string{
+	"latency":               "From just before a tools/call request is written to the client's pipe to when the last byte of its answer is read. Each iteration calls every path once, one call at a time, starting from a different path each iteration, and each call waits for the previous one's processes to be quiet (see quiet_after_answer); percentiles are nearest-rank over the iterations.",
+	"quiet_after_answer":    "After each answer, the time until the path's processes (the one started and its children: the proxy and its server, or the server) together used less than 50 µs of CPU in a 500 µs poll, that last poll included (so at least about 0.5 ms; at most 2 s). Work a proxy does after forwarding the answer (weir run scans a result for injections after forwarding it) shows here and in proxy_cpu_us_per_call, not in latency.",
+	"added_vs_direct":       "Path percentile minus the direct path's percentile of the same loop (so p99 − p99, not a percentile of per-call differences). Can be negative at a tail when the difference is within noise.",
+	"added_vs_relay":        "Path percentile minus the bare relay's: what Weir costs beyond the unavoidable extra hop.",
+	"proxy_cpu_us_per_call": "CPU time of the proxy process (all threads, from /proc/PID/task/*/schedstat) during the latency loop, divided by its calls.",
+	"throughput":            "N client goroutines each keep one tools/call in flight over the one connection (ids pipelined), for `rounds` rounds of `seconds_per_round`, the paths taking turns round by round after a warm-up; calls_per_sec = calls answered / seconds. p50/p99 are the latencies of those calls under that load.",
+	"peak_rss":              "VmHWM of the proxy process (weir run or the relay, not the server) from /proc/PID/status after all latency and throughput work on that server: its peak resident set over the whole run.",
+}
+
+func main() {
+	out := flag.String("o", "bench/results/overhead.json", "results file")
+	quick := flag.Bool("quick", false, "a few calls per measurement, for tests (the numbers mean little)")
+	weir := flag.String("weir", "", "prebuilt weir binary (default: go build ./cmd/weir into a temporary folder)")
+	servers := flag.String("servers", "go-echo,server-everything", "servers to measure, comma-separated")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./bench/overhead [-o FILE] [--quick] [--weir PATH] [--servers LIST]\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	o := options{out: *out, quick: *quick, weir: *weir, args: os.Args[1:]}
+	for _, s := range strings.Split(*servers, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			o.servers = append(o.servers, s)
+		}
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "overhead:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	out     string
+	quick   bool
+	weir    string
+	servers []string
+	args    []string // for the record
+}
+
+// plan returns the sample counts. The full run takes about four minutes
+// on a 2-core machine; see README.md.
+func plan(quick bool) Method {
+	m := Method{Paths: pathDoc, Definitions: definitions}
+	if quick {
+		m.Latency = []SizePlan{{"1KB", 1 << 10, 30, 5}, {"64KB", 64 << 10, 15, 3}, {"1MB", 1 << 20, 5, 1}}
+		m.Throughput = ThroughputPlan{ResultBytes: 1 << 10, Concurrency: []int{1, 8, 64}, Rounds: 1, SecondsPerRound: 0.2, WarmupSeconds: 0.05}
+		return m
+	}
+	m.Latency = []SizePlan{{"1KB", 1 << 10, 2000, 200}, {"64KB", 64 << 10, 600, 60}, {"1MB", 1 << 20, 120, 12}}
+	m.Throughput = ThroughputPlan{ResultBytes: 1 << 10, Concurrency: []int{1, 8, 64}, Rounds: 3, SecondsPerRound: 1, WarmupSeconds: 0.3}
+	return m
+}
+
+func run(o options) error {
+	start := time.Now()
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	for _, s := range o.servers {
+		if s != "go-echo" && s != "server-everything" {
+			return fmt.Errorf("--servers: unknown server %q; want go-echo or server-everything", s)
+		}
+	}
+	f := &File{Method: plan(o.quick)}
+	f.Meta = Meta{
+		Date:       start.UTC().Format(time.RFC3339),
+		Machine:    machine(),
+		Go:         runtime.Version(),
+		Command:    strings.Join(append([]string{"go run ./bench/overhead"}, o.args...), " "),
+		Quick:      o.quick,
+		LoadBefore: loadavg(),
+	}
+	f.Meta.Commit, f.Meta.Uncommitted = commit(root)
+
+	tmp, err := os.MkdirTemp("", "weir-bench-overhead-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin, err := build(root, tmp, o.weir)
+	if err != nil {
+		return err
+	}
+	f.Meta.Weir = strings.TrimSpace(output(bin.weir, "version"))
+	var everything []string
+	if slices.Contains(o.servers, "server-everything") {
+		node, err := exec.LookPath("node")
+		if err != nil {
+			return fmt.Errorf("server-everything needs node: %v (or pass --servers go-echo)", err)
+		}
+		js := filepath.Join(root, "testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+		if _, err := os.Stat(js); err != nil {
+			return fmt.Errorf("server-everything is not installed (run `make deps`): %v", err)
+		}
+		everything = []string{node, js}
+		f.Meta.Node = strings.TrimSpace(output(node, "--version"))
+	}
+	strict := filepath.Join(tmp, "strict.yaml")
+	if err := os.WriteFile(strict, []byte("version: 1\npreset: strict\n"), 0o600); err != nil {
+		return err
+	}
+	for _, s := range o.servers {
+		var sv server
+		switch s {
+		case "go-echo":
+			sv = server{name: s, weirName: "echo", argv: []string{bin.echo},
+				command: "bench/overhead/echo (go build)",
+				request: `tools/call echo {"size": N}: a small request; the result's text is N bytes of ASCII prose`,
+				params:  func(n int) string { return fmt.Sprintf(`{"name":"echo","arguments":{"size":%d}}`, n) }}
+		case "server-everything":
+			sv = server{name: s, weirName: "everything", argv: everything,
+				command: "node testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js (stdio)",
+				request: `tools/call echo {"message": M}, M = N − 6 bytes of ASCII prose: the result's text is "Echo: " + M, N bytes, so request and result are both about N bytes`,
+				params: func(n int) string {
+					return `{"name":"echo","arguments":{"message":"` + proseText(n-6) + `"}}`
+				}}
+		}
+		r, err := measureServer(sv, bin, strict, tmp, f.Method)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+		f.Servers = append(f.Servers, r)
+	}
+	f.Meta.LoadAfter = loadavg()
+	f.Meta.WallSeconds = round(time.Since(start).Seconds(), 1)
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.out, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s in %.0fs\n", o.out, time.Since(start).Seconds())
+	summary(f)
+	return nil
+}
+
+// summary prints the headline numbers on stderr.
+func summary(f *File) {
+	for _, s := range f.Servers {
+		fmt.Fprintf(os.Stderr, "%s: added latency per tools/call, µs (p50 / p99)\n", s.Server)
+		for _, l := range s.Latency {
+			fmt.Fprintf(os.Stderr, "  %-5s direct %.0f / %.0f", l.Size, l.Paths["direct"].P50, l.Paths["direct"].P99)
+			for _, p := range paths[1:] {
+				fmt.Fprintf(os.Stderr, "   %s +%.0f / +%.0f", p, l.AddedVsDirect[p].P50, l.AddedVsDirect[p].P99)
+			}
+			fmt.Fprintln(os.Stderr)
+		}
+		for _, t := range s.Throughput {
+			fmt.Fprintf(os.Stderr, "  calls/s at %2d in flight:", t.Concurrency)
+			for _, p := range paths {
+				fmt.Fprintf(os.Stderr, "  %s %.0f", p, t.Paths[p].CallsPerSec)
+			}
+			fmt.Fprintln(os.Stderr)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestQuickRun runs the whole benchmark with --quick and checks the
+// results file: every server, size, path and concurrency is there, the
+// record says where and how it was made, and every measured number is
+// positive. Added latencies are differences of percentiles, which at a
+// quick run's few samples can be negative within noise; of those only
+// Weir's added median against the Go echo server (hundreds of µs) is
+// required to be positive.
+//
+// WEIR_BENCH_WEIR=PATH uses a prebuilt weir. server-everything is measured
+// when the npm peers are installed (`make deps`); WEIR_E2E_REQUIRE=1 makes
+// their absence a failure.
+func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts eight servers and proxies")
+	}
+	servers := []string{"go-echo", "server-everything"}
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, nodeErr := exec.LookPath("node")
+	_, pkgErr := os.Stat(filepath.Join(root, "testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+	if nodeErr != nil || pkgErr != nil {
+		if os.Getenv("WEIR_E2E_REQUIRE") == "1" {
+			t.Fatalf("server-everything not installed (run `make deps`): %v %v", nodeErr, pkgErr)
+		}
+		t.Logf("server-everything not installed, measuring go-echo only: %v %v", nodeErr, pkgErr)
+		servers = servers[:1]
+	}
+	out := filepath.Join(t.TempDir(), "overhead.json")
+	args := []string{"--quick", "-o", out}
+	if err := run(options{out: out, quick: true, weir: os.Getenv("WEIR_BENCH_WEIR"), servers: servers, args: args}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Structure: the file decodes into File with no unknown fields …
+	var f File
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		t.Fatalf("results do not decode: %v", err)
+	}
+	m := f.Meta
+	for name, v := range map[string]string{"date": m.Date, "commit": m.Commit, "cpu": m.Machine.CPU, "os": m.Machine.OS, "go": m.Go, "weir": m.Weir} {
+		if v == "" || v == "unknown" {
+			t.Errorf("meta %s is %q", name, v)
+		}
+	}
+	if m.Command != "go run ./bench/overhead --quick -o "+out || !m.Quick {
+		t.Errorf("meta command %q, quick %v", m.Command, m.Quick)
+	}
+	if len(servers) == 2 && !strings.HasPrefix(m.Node, "v") {
+		t.Errorf("meta node %q", m.Node)
+	}
+	if len(m.LoadBefore) != 3 || len(m.LoadAfter) != 3 {
+		t.Errorf("load averages %v %v", m.LoadBefore, m.LoadAfter)
+	}
+	// … with every server, size, path and concurrency.
+	var got []string
+	for _, s := range f.Servers {
+		got = append(got, s.Server)
+		var sizes []string
+		for _, l := range s.Latency {
+			sizes = append(sizes, l.Size)
+			if l.Samples != 30 && l.Samples != 15 && l.Samples != 5 {
+				t.Errorf("%s %s: %d samples", s.Server, l.Size, l.Samples)
+			}
+			checkKeys(t, s.Server+" "+l.Size+" paths", l.Paths, paths)
+			checkKeys(t, s.Server+" "+l.Size+" added_vs_direct", l.AddedVsDirect, paths[1:])
+			checkKeys(t, s.Server+" "+l.Size+" added_vs_relay", l.AddedVsRelay, paths[2:])
+			checkKeys(t, s.Server+" "+l.Size+" proxy_cpu", l.ProxyCPU, paths[1:])
+			checkKeys(t, s.Server+" "+l.Size+" quiet_after_answer", l.Settle, paths)
+			if s.Server == "go-echo" {
+				for _, p := range paths[2:] {
+					if l.AddedVsDirect[p].P50 <= 0 {
+						t.Errorf("%s %s: %s added p50 %v µs, want > 0", s.Server, l.Size, p, l.AddedVsDirect[p].P50)
+					}
+				}
+			}
+		}
+		if !slices.Equal(sizes, []string{"1KB", "64KB", "1MB"}) {
+			t.Errorf("%s: sizes %v", s.Server, sizes)
+		}
+		var conc []int
+		for _, tp := range s.Throughput {
+			conc = append(conc, tp.Concurrency)
+			checkKeys(t, s.Server+" throughput", tp.Paths, paths)
+		}
+		if !slices.Equal(conc, []int{1, 8, 64}) {
+			t.Errorf("%s: concurrency %v", s.Server, conc)
+		}
+		checkKeys(t, s.Server+" peak_rss", s.PeakRSS, paths[1:])
+	}
+	if !slices.Equal(got, servers) {
+		t.Errorf("servers %v, want %v", got, servers)
+	}
+
+	// Every number positive, outside the percentile differences.
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	positive(t, "", doc)
+}
+
+func checkKeys[V any](t *testing.T, what string, m map[string]V, want []string) {
+	t.Helper()
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if !slices.Equal(keys, want) {
+		t.Errorf("%s: keys %v, want %v", what, keys, want)
+	}
+}
+
+func positive(t *testing.T, path string, v any) {
+	t.Helper()
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if k == "added_vs_direct" || k == "added_vs_relay" {
+				continue
+			}
+			positive(t, path+"."+k, x)
+		}
+	case []any:
+		for _, x := range v {
+			positive(t, path+"[]", x)
+		}
+	case float64:
+		if !(v > 0) {
+			t.Errorf("%s = %v, want > 0", path, v)
+		}
+	}
+}
