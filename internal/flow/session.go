@@ -116,7 +116,15 @@ type hashIndex struct {
 	// lists all its sources.
 	first map[uint64]int32
 	more  [][]int32
+	// seen is a one-bit-per-slot filter over the hashes held: a lookup of a
+	// hash whose bit is clear — almost every lookup of a benign argument —
+	// never touches the map, whose random accesses miss the cache.
+	seen []uint64
 }
+
+// filterBits sizes the filter: 2^21 bits (256 KB) keeps false hits under
+// 10% up to about 200k hashes, a few megabytes of private text.
+const filterBits = 1 << 21
 
 // grow makes room for n more hashes, sparing the map its rehashing when a
 // large result arrives.
@@ -124,9 +132,17 @@ func (x *hashIndex) grow(n int) {
 	if x.first == nil {
 		x.first = make(map[uint64]int32, n)
 	}
+	if x.seen == nil && n > 0 {
+		x.seen = make([]uint64, filterBits/64)
+	}
 }
 
 func (x *hashIndex) add(h uint64, src int32) {
+	if x.seen == nil {
+		x.seen = make([]uint64, filterBits/64)
+	}
+	b := h & (filterBits - 1)
+	x.seen[b/64] |= 1 << (b % 64)
 	v, ok := x.first[h]
 	switch {
 	case !ok:
@@ -145,6 +161,12 @@ func (x *hashIndex) add(h uint64, src int32) {
 }
 
 func (x *hashIndex) lookup(dst []int32, h uint64) []int32 {
+	if x.seen == nil {
+		return dst
+	}
+	if b := h & (filterBits - 1); x.seen[b/64]&(1<<(b%64)) == 0 {
+		return dst
+	}
 	v, ok := x.first[h]
 	switch {
 	case !ok:
