@@ -124,15 +124,7 @@ func cleanText(s string) string {
 			i = j
 			continue
 		case isVS(r):
-			j, n := i, 0
-			for j < len(s) {
-				r2, sz := utf8.DecodeRuneInString(s[j:])
-				if !isVS(r2) {
-					break
-				}
-				j += sz
-				n++
-			}
+			j, n := vsRun(s, i)
 			if n == 1 {
 				b.WriteString(s[i:j])
 				prev = r
@@ -247,15 +239,7 @@ func visible(s string, homoglyph bool) string {
 			i = j
 			continue
 		case isVS(r):
-			j, n := i, 0
-			for j < len(s) {
-				r2, sz := utf8.DecodeRuneInString(s[j:])
-				if !isVS(r2) {
-					break
-				}
-				j += sz
-				n++
-			}
+			j, n := vsRun(s, i)
 			if n == 1 {
 				writeEscape(&b, r)
 			} else {

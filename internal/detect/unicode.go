@@ -100,15 +100,7 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 			i = j
 			continue
 		case isVS(r):
-			j, n := i, 0
-			for j < len(s) {
-				r2, sz := utf8.DecodeRuneInString(s[j:])
-				if !isVS(r2) {
-					break
-				}
-				j += sz
-				n++
-			}
+			j, n := vsRun(s, i)
 			if n >= 2 {
 				endWord(i)
 				add(detVS, High, i, j, "A run of variation selectors after one character encodes hidden bytes ("+vsSummary(s[i:j])+"): no emoji or ideograph uses more than one.")
@@ -333,4 +325,17 @@ func clip(s string, n int) string {
 		return s
 	}
 	return validUTF8Prefix(s, n-len("…")) + "…"
+}
+
+// vsRun returns the end of the run of variation selectors starting at
+// s[i], and how many it holds.
+func vsRun(s string, i int) (end, n int) {
+	for end = i; end < len(s); n++ {
+		r, sz := utf8.DecodeRuneInString(s[end:])
+		if !isVS(r) {
+			break
+		}
+		end += sz
+	}
+	return end, n
 }
