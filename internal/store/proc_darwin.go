@@ -3,25 +3,9 @@ package store
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
-
-// processSession walks the process table (sysctl) from this process up to
-// the client.
-func processSession() (key, how string, err error) {
-	self, err := readProc(os.Getpid())
-	if err != nil {
-		return "", "", fmt.Errorf("session: reading this process: %w; set WEIR_SESSION to name the session", err)
-	}
-	p, end, err := walk(self, readProc)
-	if err != nil {
-		return "", "", fmt.Errorf("session: %w; set WEIR_SESSION to name the session", err)
-	}
-	key, how = describe(p, end)
-	return key, how, nil
-}
 
 // readProc reads one process with sysctl kern.proc.pid and kern.procargs2.
 func readProc(pid int) (proc, error) {

@@ -10,20 +10,6 @@ import (
 	"strings"
 )
 
-// processSession walks /proc from this process up to the client.
-func processSession() (key, how string, err error) {
-	self, err := readProc(os.Getpid())
-	if err != nil {
-		return "", "", fmt.Errorf("session: reading this process: %w; set WEIR_SESSION to name the session", err)
-	}
-	p, end, err := walk(self, readProc)
-	if err != nil {
-		return "", "", fmt.Errorf("session: %w; set WEIR_SESSION to name the session", err)
-	}
-	key, how = describe(p, end)
-	return key, how, nil
-}
-
 // readProc reads one process from /proc.
 func readProc(pid int) (proc, error) {
 	dir := "/proc/" + strconv.Itoa(pid)
