@@ -15,6 +15,7 @@ import (
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 )
 
 type checkFlags struct {
@@ -99,7 +100,7 @@ type policySummary struct {
 
 func runCheck(w io.Writer, file string, f checkFlags) error {
 	res := checkResult{Policy: file}
-	pol, err := policy.Load(file)
+	pol, err := policyfile.Load(file)
 	if err != nil {
 		res.Errors = errorLines(err)
 		if f.json {
@@ -178,7 +179,7 @@ func dryRun(pol *policy.Policy, f checkFlags, res *checkResult) error {
 	cwd, _ := os.Getwd()
 	for _, name := range pol.PathArgs(server, tool) {
 		if s, ok := argsObj[name].(string); ok {
-			if p, err := policy.ResolvePath(s, home, cwd); err == nil {
+			if p, err := policyfile.ResolvePath(s, home, cwd); err == nil {
 				if call.Resolved == nil {
 					call.Resolved = map[string]string{}
 				}
@@ -270,7 +271,7 @@ func printCheck(w io.Writer, r checkResult) {
 }
 
 func errorLines(err error) []string {
-	var list policy.ErrorList
+	var list policyfile.ErrorList
 	if errors.As(err, &list) {
 		out := make([]string, len(list))
 		for i, e := range list {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 	"github.com/weir-sec/weir/internal/store"
 )
 
@@ -21,7 +21,7 @@ func newPolicyCmd() *cobra.Command {
 		Short: "Inspect, check and dry-run policies",
 		Long: `A policy labels tools, sets what happens to each kind of flow, constrains
 arguments, rate-limits and takes CEL predicates. Presets are built in
-(` + strings.Join(policy.PresetNames(), ", ") + `); a policy file layers on one.`,
+(` + strings.Join(policyfile.PresetNames(), ", ") + `); a policy file layers on one.`,
 		Example: `  weir policy show strict
   weir policy check ./policy.yaml
   weir policy check ./policy.yaml --tool mail:send_email --args '{"to":"x@evil.example"}'
@@ -38,9 +38,9 @@ func newPolicyShowCmd() *cobra.Command {
 		Example: `  weir policy show default
   weir policy show dataflow`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: policy.PresetNames(),
+		ValidArgs: policyfile.PresetNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text, err := policy.PresetText(args[0])
+			text, err := policyfile.PresetText(args[0])
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -61,7 +61,7 @@ your editor's YAML language server at it to get completion and checks:
 		Example: `  weir policy schema > policy.schema.json`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := cmd.OutOrStdout().Write(policy.Schema())
+			_, err := cmd.OutOrStdout().Write(policyfile.Schema())
 			return err
 		},
 	}
@@ -81,7 +81,7 @@ to overwrite an existing file unless --force is given.`,
   weir init --preset strict --force`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			text, err := policy.PresetText(preset)
+			text, err := policyfile.PresetText(preset)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -89,7 +89,7 @@ to overwrite an existing file unless --force is given.`,
 			if err != nil {
 				return err
 			}
-			path := filepath.Join(home, policy.FileName)
+			path := filepath.Join(home, policyfile.FileName)
 			flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 			if force {
 				flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -109,14 +109,14 @@ to overwrite an existing file unless --force is given.`,
 				return err
 			}
 			// Check what was written, as weir run will read it.
-			if _, err := policy.Load(path); err != nil {
+			if _, err := policyfile.Load(path); err != nil {
 				return fmt.Errorf("the policy written to %s does not load (a bug in weir): %w", path, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (preset %s); weir run uses it when no --policy is given\n", path, preset)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&preset, "preset", "default", "preset to start from: "+strings.Join(policy.PresetNames(), ", "))
+	cmd.Flags().StringVar(&preset, "preset", "default", "preset to start from: "+strings.Join(policyfile.PresetNames(), ", "))
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing policy file")
 	return cmd
 }
@@ -129,7 +129,7 @@ func initText(preset string, text []byte) []byte {
 	b.WriteString("# weir run reads it from $WEIR_HOME/policy.yaml when no --policy is given.\n")
 	b.WriteString("# It layers on the preset named below and repeats every value of it, so\n")
 	b.WriteString("# you can see what is enforced and change it here. Check your changes with\n")
-	b.WriteString("#   weir policy check " + "$WEIR_HOME/" + policy.FileName + "\n\n")
+	b.WriteString("#   weir policy check " + "$WEIR_HOME/" + policyfile.FileName + "\n\n")
 	lines := strings.SplitAfter(string(text), "\n")
 	// Skip the preset's own title comment block.
 	i := 0
@@ -139,7 +139,7 @@ func initText(preset string, text []byte) []byte {
 	for _, l := range lines[i:] {
 		b.WriteString(l)
 		if strings.HasPrefix(l, "version:") {
-			fmt.Fprintf(&b, "\n# The built-in preset this file layers on: %s.\n", strings.Join(policy.PresetNames(), ", "))
+			fmt.Fprintf(&b, "\n# The built-in preset this file layers on: %s.\n", strings.Join(policyfile.PresetNames(), ", "))
 			fmt.Fprintf(&b, "preset: %s\n", preset)
 		}
 	}

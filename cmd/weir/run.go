@@ -19,6 +19,7 @@ import (
 	"github.com/weir-sec/weir/internal/jsonrpc"
 	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 	"github.com/weir-sec/weir/internal/relay"
 	"github.com/weir-sec/weir/internal/store"
 	"github.com/weir-sec/weir/internal/transport"
@@ -119,7 +120,7 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 	defer signal.Stop(hup)
 	go func() {
 		for range hup {
-			p, err := policy.Resolve(f.policy, env.home)
+			p, err := policyfile.Resolve(f.policy, env.home)
 			if err != nil {
 				log.Error("policy reload failed; keeping the current policy", "err", err)
 				continue
@@ -182,7 +183,7 @@ func openEnv(ctx context.Context, policyPath string) (*env, error) {
 		return nil, err
 	}
 	e := &env{home: home}
-	if e.policy, err = policy.Resolve(policyPath, home); err != nil {
+	if e.policy, err = policyfile.Resolve(policyPath, home); err != nil {
 		return nil, err
 	}
 	key, err := store.LoadKey(home)

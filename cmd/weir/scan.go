@@ -17,6 +17,7 @@ import (
 	"github.com/weir-sec/weir/internal/detect"
 	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 	"github.com/weir-sec/weir/internal/store"
 )
 
@@ -91,7 +92,7 @@ When several apply, 2 wins over 1, and 1 over 3.`,
 				return &exitError{code: scanUsage, err: fmt.Errorf("--timeout must be positive")}
 			}
 			home := weirHomePath()
-			pol, err := policy.Resolve(policyFile, home)
+			pol, err := policyfile.Resolve(policyFile, home)
 			if err != nil {
 				return &exitError{code: scanUsage, err: err}
 			}
@@ -99,7 +100,7 @@ When several apply, 2 wins over 1, and 1 over 3.`,
 			if policyFile == "" {
 				// Entries wrapped with their own --policy are labelled
 				// with it, as their weir run would.
-				opts.PolicyFor = func(f string) (*policy.Policy, error) { return policy.Resolve(f, home) }
+				opts.PolicyFor = func(f string) (*policy.Policy, error) { return policyfile.Resolve(f, home) }
 			}
 			if ps := pinStatus(cmd.Context(), home); ps != nil {
 				opts.PinStatus = ps.status

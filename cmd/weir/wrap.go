@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weir-sec/weir/internal/clients"
-	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 )
 
 func newWrapCmd() *cobra.Command {
@@ -64,7 +64,7 @@ changed).`,
 				if err != nil {
 					return &exitError{code: 2, err: err}
 				}
-				if _, err := policy.Load(abs); err != nil {
+				if _, err := policyfile.Load(abs); err != nil {
 					return &exitError{code: 2, err: err}
 				}
 				opts.Policy = abs

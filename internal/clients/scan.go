@@ -25,6 +25,7 @@ import (
 	"github.com/weir-sec/weir/internal/engine"
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 )
 
 // Scanning: `weir scan` launches every stdio server of a configuration the
@@ -250,7 +251,7 @@ func Scan(ctx context.Context, servers []Server, opts ScanOptions) []ServerRepor
 		opts.Concurrency = 4
 	}
 	if opts.Policy == nil {
-		p, err := policy.Preset("default")
+		p, err := policyfile.Preset("default")
 		if err != nil {
 			panic("clients: the default preset does not load: " + err.Error())
 		}

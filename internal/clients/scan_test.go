@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/weir-sec/weir/internal/detect"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,9 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-sec/weir/internal/detect"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 )
 
 // The test binary doubles as the servers the scanner is tested on:
@@ -281,7 +283,7 @@ func TestScanWrappedEntryUsesInnerCommandAndPolicy(t *testing.T) {
 	s.Args = []string{"run", "--name", "mail", "--policy", pfile, "--", s.Command}
 	s.Command, s.Wrapped = "/nonexistent/weir", true
 	opts := scanOpts(20 * time.Second)
-	opts.PolicyFor = func(f string) (*policy.Policy, error) { return policy.Resolve(f, dir) }
+	opts.PolicyFor = func(f string) (*policy.Policy, error) { return policyfile.Resolve(f, dir) }
 	r := Scan(context.Background(), []Server{s}, opts)[0]
 	if r.Status != StatusScanned || r.WeirName != "mail" || r.Policy != pfile || !r.Wrapped {
 		t.Fatalf("%+v", r)

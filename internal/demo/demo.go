@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weir-sec/weir/internal/audit"
-	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 )
 
 // Options configure a demo run.
@@ -75,7 +75,7 @@ func (d *demo) run(ctx context.Context) error {
 	if err := os.MkdirAll(d.home, 0o700); err != nil {
 		return err
 	}
-	if slices.Contains(policy.PresetNames(), d.opts.Policy) {
+	if slices.Contains(policyfile.PresetNames(), d.opts.Policy) {
 		// A preset name: the proxies take a file that layers on it.
 		file := filepath.Join(d.home, "preset.yaml")
 		if err := os.WriteFile(file, []byte("version: 1\npreset: "+d.opts.Policy+"\n"), 0o600); err != nil {

@@ -34,7 +34,7 @@ type Call struct {
 	// Args is the raw JSON of params.arguments (may be empty).
 	Args json.RawMessage
 	// Resolved maps each raw path argument a `within` constraint checks to
-	// the path it resolves to on disk (policy.ResolvePath). The relay fills
+	// the path it resolves to on disk (policyfile.ResolvePath). The relay fills
 	// it before deciding, so that the decision itself does no I/O.
 	Resolved map[string]string
 	// RateExceeded lists the rules whose rate limit this call exceeds, as

@@ -14,6 +14,7 @@ import (
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 )
 
 var testKey = []byte("0123456789abcdef0123456789abcdef")
@@ -28,7 +29,7 @@ func hasher(t testing.TB) *fingerprint.Hasher {
 
 func mustPolicy(t testing.TB, yaml string) *policy.Policy {
 	t.Helper()
-	p, err := policy.Parse("test.yaml", []byte(yaml))
+	p, err := policyfile.Parse("test.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatalf("policy: %v", err)
 	}

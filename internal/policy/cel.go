@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -77,13 +76,23 @@ type Predicate struct {
 
 	// configKeys are the config keys the expression names literally
 	// (config.x, config["x"]), checked against the policy's config at load.
-	configKeys []configKey
+	configKeys []ConfigKey
 }
 
-type configKey struct {
-	name      string
-	line, col int // CEL's position of the reference (1-based line, 0-based column)
+// ConfigKey is a config key an expression names literally, and where.
+type ConfigKey struct {
+	Name      string
+	Line, Col int // CEL's position of the reference (1-based line, 0-based column)
 }
+
+// ConfigKeys returns the config keys the expression names literally
+// (config.x, config["x"]), for a loader to check against the policy's
+// config. It is empty when a comprehension variable shadows config.
+func (pr *Predicate) ConfigKeys() []ConfigKey { return pr.configKeys }
+
+// PredicateVariables lists the variables a predicate can read, in the order
+// the package doc gives them.
+func PredicateVariables() []string { return celVarNames() }
 
 // Vars is everything about a call a predicate can read, apart from the
 // policy's own config. The engine fills it; see the package doc for what
@@ -225,33 +234,35 @@ func celConfigValue(config map[string]any) ref.Val {
 	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, config)
 }
 
-// celIssue is one problem CEL found in an expression, at CEL's position.
-type celIssue struct {
-	line, col int // 1-based line, 0-based column within the expression; 0, 0 if unknown
-	msg       string
+// PredicateIssue is one problem CEL found in an expression, at CEL's
+// position.
+type PredicateIssue struct {
+	Line, Col int // 1-based line, 0-based column within the expression; 0, 0 if unknown
+	Msg       string
 }
 
-// compilePredicate parses and type-checks a `when` expression. The result
-// is not bound to a config yet.
-func compilePredicate(src string) (*Predicate, []celIssue) {
+// CompilePredicate parses and type-checks a `when` expression. The result
+// is bound to a config by [Policy.BindConfig]; until then config reads as
+// an empty map.
+func CompilePredicate(src string) (*Predicate, []PredicateIssue) {
 	env, err := celEnv()
 	if err != nil {
-		return nil, []celIssue{{msg: fmt.Sprintf("the predicate environment could not be built (%v)", err)}}
+		return nil, []PredicateIssue{{Msg: fmt.Sprintf("the predicate environment could not be built (%v)", err)}}
 	}
 	ast, iss := env.Compile(src)
 	if iss != nil && iss.Err() != nil {
-		var out []celIssue
+		var out []PredicateIssue
 		for _, e := range iss.Errors() {
-			ci := celIssue{msg: e.Message}
+			ci := PredicateIssue{Msg: e.Message}
 			if e.Location != nil {
-				ci.line, ci.col = e.Location.Line(), e.Location.Column()
+				ci.Line, ci.Col = e.Location.Line(), e.Location.Column()
 			}
 			out = append(out, ci)
 		}
 		return nil, out
 	}
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
-		return nil, []celIssue{{line: 1, msg: fmt.Sprintf("the expression gives %s; when must give true or false (compare the value, e.g. %s)", typeName(t), boolHint(t))}}
+		return nil, []PredicateIssue{{Line: 1, Msg: fmt.Sprintf("the expression gives %s; when must give true or false (compare the value, e.g. %s)", typeName(t), boolHint(t))}}
 	}
 	prg, err := env.Program(ast,
 		cel.CostLimit(MaxPredicateCost),
@@ -259,7 +270,7 @@ func compilePredicate(src string) (*Predicate, []celIssue) {
 		cel.EvalOptions(cel.OptOptimize), // fold constants once, at load
 	)
 	if err != nil {
-		return nil, []celIssue{{msg: err.Error()}}
+		return nil, []PredicateIssue{{Msg: err.Error()}}
 	}
 	return &Predicate{src: src, prg: prg, configKeys: configKeysOf(ast)}, nil
 }
@@ -293,14 +304,14 @@ func boolHint(t *cel.Type) string {
 // configKeysOf returns the config keys an expression names literally. When
 // a comprehension variable shadows config, it returns none: what config
 // means there is not the policy's.
-func configKeysOf(a *cel.Ast) []configKey {
+func configKeysOf(a *cel.Ast) []ConfigKey {
 	native := a.NativeRep()
 	info := native.SourceInfo()
-	var keys []configKey
+	var keys []ConfigKey
 	shadowed := false
 	at := func(id int64, name string) {
 		loc := info.GetStartLocation(id)
-		keys = append(keys, configKey{name: name, line: loc.Line(), col: loc.Column()})
+		keys = append(keys, ConfigKey{Name: name, Line: loc.Line(), Col: loc.Column()})
 	}
 	isConfig := func(e celast.Expr) bool {
 		return e.Kind() == celast.IdentKind && e.AsIdent() == "config"
@@ -333,20 +344,4 @@ func configKeysOf(a *cel.Ast) []configKey {
 		return nil
 	}
 	return keys
-}
-
-var (
-	undeclaredRE = regexp.MustCompile(`^undeclared reference to '([^']+)'`)
-	expectingRE  = regexp.MustCompile(` expecting \{[^}]*IDENTIFIER[^}]*\}$`)
-)
-
-// celMessage turns a CEL message into policy-error copy: what CEL said,
-// and a hint when we can give one.
-func celMessage(msg string) string {
-	if m := undeclaredRE.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("unknown name %s; the variables are %s%s", quote(m[1]), andList(celVarNames()), didYouMean(m[1], celVarNames()))
-	}
-	// The parser lists every token it could take; "an expression" says it.
-	msg = expectingRE.ReplaceAllString(msg, " expecting an expression")
-	return "invalid CEL: " + msg
 }

@@ -64,7 +64,7 @@ func CompileGlob(pat string) (Glob, error) {
 		return Glob{}, errors.New(`empty pattern; write "server:tool" or "tool", e.g. "notes:*" or "read_file"`)
 	}
 	if !utf8.ValidString(pat) {
-		return Glob{}, fmt.Errorf("pattern %s is not valid UTF-8", quote(pat))
+		return Glob{}, fmt.Errorf("pattern %s is not valid UTF-8", Quote(pat))
 	}
 	g := Glob{src: pat, valid: true}
 	// Find the first unescaped colon and check escapes and spaces on the way.
@@ -73,7 +73,7 @@ func CompileGlob(pat string) (Glob, error) {
 		switch c := pat[i]; {
 		case c == '\\':
 			if i+1 == len(pat) {
-				return Glob{}, fmt.Errorf(`pattern %s ends with a lone "\"; write "\\" for a backslash`, quote(pat))
+				return Glob{}, fmt.Errorf(`pattern %s ends with a lone "\"; write "\\" for a backslash`, Quote(pat))
 			}
 			_, w := utf8.DecodeRuneInString(pat[i+1:])
 			i += w
@@ -82,7 +82,7 @@ func CompileGlob(pat string) (Glob, error) {
 		default:
 			r, w := utf8.DecodeRuneInString(pat[i:])
 			if unicode.IsSpace(r) {
-				return Glob{}, fmt.Errorf(`pattern %s contains a space; server and tool names have none (write "\ " if you mean one)`, quote(pat))
+				return Glob{}, fmt.Errorf(`pattern %s contains a space; server and tool names have none (write "\ " if you mean one)`, Quote(pat))
 			}
 			i += w - 1
 		}
@@ -92,10 +92,10 @@ func CompileGlob(pat string) (Glob, error) {
 		serverSrc := pat[:split]
 		toolSrc = pat[split+1:]
 		if serverSrc == "" {
-			return Glob{}, fmt.Errorf(`pattern %s has nothing before ":"; write %s for any server, or drop the colon`, quote(pat), quote("*:"+toolSrc))
+			return Glob{}, fmt.Errorf(`pattern %s has nothing before ":"; write %s for any server, or drop the colon`, Quote(pat), Quote("*:"+toolSrc))
 		}
 		if toolSrc == "" {
-			return Glob{}, fmt.Errorf(`pattern %s has nothing after ":"; write %s for every tool of that server`, quote(pat), quote(pat+"*"))
+			return Glob{}, fmt.Errorf(`pattern %s has nothing after ":"; write %s for every tool of that server`, Quote(pat), Quote(pat+"*"))
 		}
 		g.hasServer = true
 		g.server = compileSide(serverSrc)
@@ -192,34 +192,4 @@ func (p *pattern) match(s string) bool {
 		pi++
 	}
 	return pi == len(t)
-}
-
-// parseFlowRule parses an allow_flows entry, "FROM -> TO".
-func parseFlowRule(text string) (FlowRule, error) {
-	const example = `e.g. "notes:* -> slack:post_message"`
-	n := strings.Count(text, "->")
-	if n == 0 {
-		return FlowRule{}, fmt.Errorf(`missing "->"; write a flow as "FROM -> TO", %s`, example)
-	}
-	if n > 1 {
-		return FlowRule{}, fmt.Errorf(`more than one "->"; write one flow per entry as "FROM -> TO", %s`, example)
-	}
-	from, to, _ := strings.Cut(text, "->")
-	from, to = strings.TrimSpace(from), strings.TrimSpace(to)
-	if from == "" {
-		return FlowRule{}, fmt.Errorf(`nothing before "->"; name the source tools, %s`, example)
-	}
-	if to == "" {
-		return FlowRule{}, fmt.Errorf(`nothing after "->"; name the sink tools, %s`, example)
-	}
-	var r FlowRule
-	var err error
-	if r.From, err = CompileGlob(from); err != nil {
-		return FlowRule{}, fmt.Errorf("source: %v", err)
-	}
-	if r.To, err = CompileGlob(to); err != nil {
-		return FlowRule{}, fmt.Errorf("sink: %v", err)
-	}
-	r.Text = text
-	return r, nil
 }

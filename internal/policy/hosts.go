@@ -257,35 +257,3 @@ func (h *HostRule) check(path, raw string) string {
 	}
 	return ""
 }
-
-// compileHostPattern checks a hosts pattern and returns its canonical form.
-func compileHostPattern(p string) (string, error) {
-	const example = `write a host name such as "corp.example", or "*.corp.example" for its subdomains`
-	if p == "" {
-		return "", errors.New("empty pattern; " + example)
-	}
-	if strings.Contains(p, "://") || strings.ContainsAny(p, "/@") {
-		return "", fmt.Errorf("%s is not a host name; %s (no scheme, path or user)", quote(p), example)
-	}
-	wild := false
-	if rest, ok := strings.CutPrefix(p, "*."); ok {
-		wild, p = true, rest
-	}
-	if strings.Contains(p, "*") {
-		return "", fmt.Errorf("a * may only start a pattern, as in \"*.corp.example\"; %s", example)
-	}
-	if !strings.HasPrefix(p, "[") && strings.Count(p, ":") == 1 {
-		return "", fmt.Errorf("%s has a port; ports are not matched, write the host alone", quote(p))
-	}
-	h, err := CanonicalHost(p)
-	if err != nil {
-		return "", fmt.Errorf("%s: %v; %s", quote(p), err, example)
-	}
-	if wild {
-		if _, err := netip.ParseAddr(h); err == nil {
-			return "", fmt.Errorf("*. cannot prefix an IP address")
-		}
-		return "*." + h, nil
-	}
-	return h, nil
-}

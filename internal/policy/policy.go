@@ -24,6 +24,9 @@ const (
 
 var modeNames = []string{Enforce: "enforce", Monitor: "monitor"}
 
+// ModeNames lists the modes by value, as a policy writes them.
+func ModeNames() []string { return slices.Clone(modeNames) }
+
 func (m Mode) String() string {
 	if int(m) < len(modeNames) {
 		return modeNames[m]
@@ -44,6 +47,10 @@ const (
 
 var defaultActionNames = []string{DefaultAllow: "allow", DefaultDeny: "deny"}
 
+// DefaultActionNames lists the default actions by value, as a policy writes
+// them.
+func DefaultActionNames() []string { return slices.Clone(defaultActionNames) }
+
 func (a DefaultAction) String() string {
 	if int(a) < len(defaultActionNames) {
 		return defaultActionNames[a]
@@ -54,6 +61,9 @@ func (a DefaultAction) String() string {
 // flowActions are the verdicts a flow key may name. Redact is a verdict the
 // engine reaches on results, not an action a policy can ask for.
 var flowActions = []flow.Verdict{flow.Allow, flow.Warn, flow.Block, flow.Escalate}
+
+// FlowActions lists the verdicts a flow key or a rule's action may name.
+func FlowActions() []flow.Verdict { return slices.Clone(flowActions) }
 
 // Policy is a compiled policy: one file layered on a preset, or a preset on
 // its own. A Policy is not changed after it is built, so it can be shared
@@ -184,10 +194,10 @@ func splitQualified(s string) (server, tool string) {
 	return "", s
 }
 
-// clone returns a copy of p that shares nothing mutable with it. (Compiled
+// Clone returns a copy of p that shares nothing mutable with it. (Compiled
 // rules, predicates and config values are never changed once built, so
 // they are shared.)
-func (p *Policy) clone() *Policy {
+func (p *Policy) Clone() *Policy {
 	c := *p
 	c.Tools = slices.Clone(p.Tools)
 	c.Flow.AllowFlows = slices.Clone(p.Flow.AllowFlows)
@@ -198,7 +208,25 @@ func (p *Policy) clone() *Policy {
 
 // WithMode returns a copy of p in mode m (weir run --monitor).
 func (p *Policy) WithMode(m Mode) *Policy {
-	c := p.clone()
+	c := p.Clone()
 	c.Mode = m
 	return c
+}
+
+// BindConfig compiles p.Config into the value predicates read as `config`
+// and binds every rule's predicate to it. A loader calls it once, after the
+// last change to Config or Rules: predicates of a preset a file layers on
+// then read the file's config.
+func (p *Policy) BindConfig() {
+	if p.Config == nil {
+		p.Config = map[string]any{}
+	}
+	p.celConfig = celConfigValue(p.Config)
+	for i := range p.Rules {
+		if w := p.Rules[i].When; w != nil {
+			bound := *w
+			bound.config = p.celConfig
+			p.Rules[i].When = &bound
+		}
+	}
 }

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/weir-sec/weir/internal/flow"
@@ -64,8 +67,9 @@ type ArgRule struct {
 	// Min and Max bound a number, inclusive; nil is no bound.
 	Min, Max *float64
 	Line     int
-
-	withinText []string // Within as written, for messages
+	// WithinText is Within as the policy wrote it ("~/projects"), for
+	// messages; nil means Within is shown.
+	WithinText []string
 }
 
 // Check checks one argument value. It returns "" when the value satisfies
@@ -129,7 +133,7 @@ func (a *ArgRule) one(path string, v any, resolved func(string) (string, bool)) 
 				return path + " is not a path Weir could resolve"
 			}
 			if !slices.ContainsFunc(a.Within, func(dir string) bool { return within(r, dir) }) {
-				return path + " is outside " + andList(a.withinNames())
+				return path + " is outside " + List(a.withinNames(), " and ")
 			}
 			if r != s {
 				forms[1], n = r, 2
@@ -138,7 +142,7 @@ func (a *ArgRule) one(path string, v any, resolved func(string) (string, bool)) 
 		for _, re := range a.Deny {
 			for _, f := range forms[:n] {
 				if re.MatchString(f) {
-					return fmt.Sprintf("%s matches the denied pattern %s", path, quote(re.String()))
+					return fmt.Sprintf("%s matches the denied pattern %s", path, Quote(re.String()))
 				}
 			}
 		}
@@ -180,8 +184,8 @@ func (a *ArgRule) wantsString() bool {
 }
 
 func (a *ArgRule) withinNames() []string {
-	if len(a.withinText) == len(a.Within) {
-		return a.withinText
+	if len(a.WithinText) == len(a.Within) {
+		return a.WithinText
 	}
 	return a.Within
 }
@@ -284,10 +288,9 @@ func (p *Policy) RulesFor(server, tool string) []*Rule {
 }
 
 // PathArgs returns the names of the arguments that some rule matching tool
-// on server checks with `within`, each once, in rule order. The relay
-// resolves those arguments ([ResolvePath]; for an array, each string in
-// it) before the decision, which then stays pure. [Policy.ResolveArgs] does
-// that.
+// on server checks with `within`, each once, in rule order. Those
+// arguments are resolved on disk (for an array, each string in it) before
+// the decision, which then stays pure.
 func (p *Policy) PathArgs(server, tool string) []string {
 	if p == nil {
 		return nil
@@ -302,49 +305,6 @@ func (p *Policy) PathArgs(server, tool string) []string {
 			if a := &r.Args[j]; len(a.Within) > 0 && !slices.Contains(out, a.Name) {
 				out = append(out, a.Name)
 			}
-		}
-	}
-	return out
-}
-
-// ResolveArgs resolves the path arguments of a call ([Policy.PathArgs]),
-// strings in arrays included, and returns each raw string's resolved form;
-// a string that does not resolve is left out, so a within check on it
-// fails. It does I/O (symlinks); call it before the decision and pass
-//
-//	func(raw string) (string, bool) { r, ok := m[raw]; return r, ok }
-//
-// as Fire's resolved.
-func (p *Policy) ResolveArgs(server, tool string, args map[string]any, home, cwd string) map[string]string {
-	names := p.PathArgs(server, tool)
-	if len(names) == 0 {
-		return nil
-	}
-	out := map[string]string{}
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
-		switch x := v.(type) {
-		case string:
-			if _, done := out[x]; !done {
-				if r, err := ResolvePath(x, home, cwd); err == nil {
-					out[x] = r
-				}
-			}
-		case []any:
-			if depth < maxNesting {
-				for _, e := range x {
-					walk(e, depth+1)
-				}
-			}
-		case []string:
-			for _, e := range x {
-				walk(e, depth+1)
-			}
-		}
-	}
-	for _, n := range names {
-		if v, ok := args[n]; ok {
-			walk(v, 0)
 		}
 	}
 	return out
@@ -473,4 +433,44 @@ func MostSevere(fired []Firing) flow.Verdict {
 		v = flow.Max(v, f.Action)
 	}
 	return v
+}
+
+// within reports whether the clean absolute path p is dir or lies under it,
+// by whole path components: /home/u/projects2 is not within /home/u/projects.
+func within(p, dir string) bool {
+	if p == dir {
+		return true
+	}
+	if dir == string(filepath.Separator) {
+		return strings.HasPrefix(p, dir)
+	}
+	return len(p) > len(dir) && p[len(dir)] == filepath.Separator && strings.HasPrefix(p, dir)
+}
+
+// Quote puts a user's text in double quotes for a message. Printable text
+// is shown as written, so a Windows path or a regular expression keeps
+// single backslashes; text with a quote or an unprintable character is
+// escaped as a Go string.
+func Quote(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if r == '"' || !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return `"` + s + `"`
+}
+
+// List writes names as "a, b" followed by last and the final name:
+// List(names, " or ") gives "a, b or c".
+func List(names []string, last string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + last + names[len(names)-1]
 }

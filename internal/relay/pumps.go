@@ -16,6 +16,7 @@ import (
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/jsonrpc"
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 )
 
 // clientPump reads the client's messages until its input ends.
@@ -199,32 +200,14 @@ func (r *Relay) decide(ctx context.Context, call engine.Call) (d engine.Decision
 // check for this tool. A path that cannot be resolved is left out, which
 // the rule treats as a violation.
 func (r *Relay) resolvePaths(pol *policy.Policy, call engine.Call) map[string]string {
-	names := pol.PathArgs(call.Server, call.Tool)
-	if len(names) == 0 {
+	if len(pol.PathArgs(call.Server, call.Tool)) == 0 {
 		return nil
 	}
 	var args map[string]any
 	if json.Unmarshal(call.Args, &args) != nil {
 		return nil
 	}
-	out := make(map[string]string)
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			if p, err := policy.ResolvePath(v, r.opts.Home, r.opts.Cwd); err == nil {
-				out[v] = p
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
-	}
-	for _, n := range names {
-		walk(args[n])
-	}
-	return out
+	return policyfile.ResolveArgs(pol, call.Server, call.Tool, args, r.opts.Home, r.opts.Cwd)
 }
 
 // replyResult answers a tools/call with an isError tool result.

@@ -14,6 +14,7 @@ import (
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 	"github.com/weir-sec/weir/internal/store"
 )
 
@@ -45,7 +46,7 @@ func newHarness(t *testing.T, st Store, pol *policy.Policy) *harness {
 		st = sq
 	}
 	if pol == nil {
-		pol, _ = policy.Preset("default")
+		pol, _ = policyfile.Preset("default")
 	}
 	cIn, cW := io.Pipe()
 	cR, cOut := io.Pipe()
@@ -221,7 +222,7 @@ func TestLabelsOnlyWiden(t *testing.T) {
 		t.Errorf("after the server dropped the hint: labels %s, want sink kept", l)
 	}
 	// A policy reload relabels: the user may narrow what the server may not.
-	p, err := policy.Parse("p.yaml", []byte("version: 1\ntools:\n  - {match: \"srv:do_it\", labels: [private]}\n"))
+	p, err := policyfile.Parse("p.yaml", []byte("version: 1\ntools:\n  - {match: \"srv:do_it\", labels: [private]}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

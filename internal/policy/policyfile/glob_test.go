@@ -1,8 +1,10 @@
-package policy
+package policyfile
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 func TestGlobMatch(t *testing.T) {
@@ -66,7 +68,7 @@ func TestGlobMatch(t *testing.T) {
 		{`\x`, "s", "x", true},
 	}
 	for _, tt := range tests {
-		g, err := CompileGlob(tt.pattern)
+		g, err := policy.CompileGlob(tt.pattern)
 		if err != nil {
 			t.Errorf("CompileGlob(%q): %v", tt.pattern, err)
 			continue
@@ -81,7 +83,7 @@ func TestGlobMatch(t *testing.T) {
 }
 
 func TestZeroGlobMatchesNothing(t *testing.T) {
-	var g Glob
+	var g policy.Glob
 	if g.Match("", "") || g.Match("s", "t") {
 		t.Error("zero Glob matched")
 	}
@@ -98,7 +100,7 @@ func TestCompileGlobErrors(t *testing.T) {
 		{"\xff", `pattern "\xff" is not valid UTF-8`},
 	}
 	for _, tt := range tests {
-		_, err := CompileGlob(tt.pattern)
+		_, err := policy.CompileGlob(tt.pattern)
 		if err == nil {
 			t.Errorf("CompileGlob(%q) succeeded", tt.pattern)
 			continue
@@ -144,7 +146,7 @@ func TestParseFlowRule(t *testing.T) {
 
 // TestGlobLongInput checks the matcher stays fast on adversarial patterns.
 func TestGlobLongInput(t *testing.T) {
-	g, err := CompileGlob(strings.Repeat("a*", 50) + "b")
+	g, err := policy.CompileGlob(strings.Repeat("a*", 50) + "b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func TestGlobLongInput(t *testing.T) {
 }
 
 func BenchmarkGlobMatch(b *testing.B) {
-	g, _ := CompileGlob("*:*read_file*")
+	g, _ := policy.CompileGlob("*:*read_file*")
 	for b.Loop() {
 		g.Match("filesystem", "safe_read_file_v2")
 	}

@@ -1,4 +1,4 @@
-package policy
+package policyfile
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 // Building blocks for random rules. Predicates include ones that fail to
@@ -78,7 +79,7 @@ func genRule(t *rapid.T, id string) string {
 	return b.String()
 }
 
-func genPolicy(t *rapid.T, rules []string) *Policy {
+func genPolicy(t *rapid.T, rules []string) *policy.Policy {
 	text := "version: 1\nconfig: {allowed: [corp.example], limit: 20}\nrules:\n" + strings.Join(rules, "")
 	p, err := Parse("p.yaml", []byte(text))
 	if err != nil {
@@ -90,7 +91,7 @@ func genPolicy(t *rapid.T, rules []string) *Policy {
 type genCall struct {
 	server, tool string
 	args         map[string]any
-	vars         Vars
+	vars         policy.Vars
 }
 
 func drawCall(t *rapid.T, ids []string) genCall {
@@ -102,7 +103,7 @@ func drawCall(t *rapid.T, ids []string) genCall {
 	for _, n := range rapid.SliceOfDistinct(rapid.SampledFrom(genArgNames), rapid.ID[string]).Draw(t, "args") {
 		c.args[n] = rapid.SampledFrom(genValues).Draw(t, "value")
 	}
-	c.vars = Vars{
+	c.vars = policy.Vars{
 		Legs:             rapid.SliceOfDistinct(rapid.SampledFrom([]string{"private", "untrusted"}), rapid.ID[string]).Draw(t, "legs"),
 		RecipientDomains: rapid.SliceOf(rapid.SampledFrom([]string{"corp.example", "evil.example"})).Draw(t, "domains"),
 		URLHosts:         rapid.SliceOf(rapid.SampledFrom([]string{"a.corp.example", "evil.example"})).Draw(t, "hosts"),
@@ -141,10 +142,10 @@ func TestAddingARuleNeverLoosens(t *testing.T) {
 		call := drawCall(t, append(ids, "extra"))
 		fb := before.Fire(call.server, call.tool, call.args, call.vars, resolveForTest)
 		fa := after.Fire(call.server, call.tool, call.args, call.vars, resolveForTest)
-		if MostSevere(fa) < MostSevere(fb) {
-			t.Fatalf("adding a rule lowered the verdict from %v to %v\nbefore: %+v\nafter: %+v", MostSevere(fb), MostSevere(fa), fb, fa)
+		if policy.MostSevere(fa) < policy.MostSevere(fb) {
+			t.Fatalf("adding a rule lowered the verdict from %v to %v\nbefore: %+v\nafter: %+v", policy.MostSevere(fb), policy.MostSevere(fa), fb, fa)
 		}
-		key := func(f Firing) string { return f.Rule.ID + "|" + f.Action.String() + "|" + f.Detail }
+		key := func(f policy.Firing) string { return f.Rule.ID + "|" + f.Action.String() + "|" + f.Detail }
 		have := map[string]int{}
 		for _, f := range fa {
 			have[key(f)]++
@@ -193,10 +194,10 @@ func TestFileRulesOnAPresetNeverLoosen(t *testing.T) {
 		call := drawCall(t, ids)
 		fb := base.Fire(call.server, call.tool, call.args, call.vars, resolveForTest)
 		fl := layered.Fire(call.server, call.tool, call.args, call.vars, resolveForTest)
-		if MostSevere(fl) < MostSevere(fb) {
-			t.Fatalf("layering lowered the verdict from %v to %v", MostSevere(fb), MostSevere(fl))
+		if policy.MostSevere(fl) < policy.MostSevere(fb) {
+			t.Fatalf("layering lowered the verdict from %v to %v", policy.MostSevere(fb), policy.MostSevere(fl))
 		}
-		if MostSevere(fl) == flow.Allow && len(fb) > 0 && MostSevere(fb) != flow.Allow {
+		if policy.MostSevere(fl) == flow.Allow && len(fb) > 0 && policy.MostSevere(fb) != flow.Allow {
 			t.Fatal("a block became an allow")
 		}
 	})

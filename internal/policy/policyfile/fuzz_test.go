@@ -1,4 +1,4 @@
-package policy
+package policyfile
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 // FuzzParse checks that no input makes Parse panic, that every failure is an
@@ -66,11 +67,11 @@ func FuzzParse(f *testing.F) {
 		if p.Version != CurrentVersion || p.Flow.MinMatches < 1 || p.Source != "f.yaml" {
 			t.Fatalf("invalid policy: %+v", p)
 		}
-		if p.Mode > Monitor || p.DefaultAction > DefaultDeny {
+		if p.Mode > policy.Monitor || p.DefaultAction > policy.DefaultDeny {
 			t.Fatalf("invalid enum: %+v", p)
 		}
 		for _, v := range []flow.Verdict{p.Flow.Exfiltration, p.Flow.Trifecta, p.Flow.Integrity, p.Flow.TaintedArgs} {
-			if !slices.Contains(flowActions, v) {
+			if !slices.Contains(policy.FlowActions(), v) {
 				t.Fatalf("invalid action %v", v)
 			}
 		}
@@ -82,13 +83,13 @@ func FuzzParse(f *testing.F) {
 		}
 		for i := range p.Rules {
 			r := &p.Rules[i]
-			if r.ID == "" || r.Match.String() == "" || r.Line < 1 || !slices.Contains(flowActions, r.Action) {
+			if r.ID == "" || r.Match.String() == "" || r.Line < 1 || !slices.Contains(policy.FlowActions(), r.Action) {
 				t.Fatalf("invalid rule %+v", r)
 			}
 			if len(r.Args) == 0 && r.When == nil && r.RateLimit == nil {
 				t.Fatalf("rule %s does nothing", r.ID)
 			}
-			p.Fire("s", r.Match.String(), map[string]any{"path": "/x", "n": 1.0}, Vars{}, nil)
+			p.Fire("s", r.Match.String(), map[string]any{"path": "/x", "n": 1.0}, policy.Vars{}, nil)
 		}
 		for _, r := range p.Flow.AllowFlows {
 			if r.From.String() == "" || r.To.String() == "" || r.Line < 1 {
@@ -107,7 +108,7 @@ func FuzzGlob(f *testing.F) {
 	f.Add(`my\:srv:*`, "my:srv", "x")
 	f.Add("**a**b", "s", "xaxxb")
 	f.Fuzz(func(t *testing.T, pat, server, tool string) {
-		g, err := CompileGlob(pat)
+		g, err := policy.CompileGlob(pat)
 		if err != nil {
 			return
 		}
@@ -115,7 +116,7 @@ func FuzzGlob(f *testing.F) {
 		if g.String() != pat {
 			t.Fatalf("String() = %q, want %q", g.String(), pat)
 		}
-		star, _ := CompileGlob("*")
+		star, _ := policy.CompileGlob("*")
 		if !star.Match(server, tool) {
 			t.Fatalf("* did not match %q", tool)
 		}

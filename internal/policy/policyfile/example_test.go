@@ -1,14 +1,15 @@
-package policy_test
+package policyfile_test
 
 import (
 	"encoding/json"
 	"fmt"
 
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 )
 
 func Example() {
-	p, err := policy.Parse("policy.yaml", []byte(`
+	p, err := policyfile.Parse("policy.yaml", []byte(`
 version: 1
 flow:
   trifecta: block
@@ -37,7 +38,7 @@ tools:
 }
 
 func ExampleParse_errors() {
-	_, err := policy.Parse("policy.yaml", []byte(`version: 1
+	_, err := policyfile.Parse("policy.yaml", []byte(`version: 1
 mode: enfroce
 flow:
   min_matches: 0
@@ -52,16 +53,16 @@ tools:
 }
 
 func ExamplePreset() {
-	p, _ := policy.Preset("monitor")
+	p, _ := policyfile.Preset("monitor")
 	fmt.Println(p.Source, p.Mode, p.Flow.Exfiltration)
-	fmt.Println(policy.PresetNames())
+	fmt.Println(policyfile.PresetNames())
 	// Output:
 	// preset:monitor monitor block
 	// [default strict dataflow integrity monitor]
 }
 
 func ExamplePolicy_Fire() {
-	p, err := policy.Parse("policy.yaml", []byte(`version: 1
+	p, err := policyfile.Parse("policy.yaml", []byte(`version: 1
 preset: strict
 config:
   allowed_domains: [corp.example]
@@ -81,7 +82,7 @@ rules:
 	}
 	// The relay resolves path arguments (symlinks, ~, ..) before deciding.
 	resolved := func(raw string) (string, bool) {
-		r, err := policy.ResolvePath(raw, "/home/me", "/home/me/projects")
+		r, err := policyfile.ResolvePath(raw, "/home/me", "/home/me/projects")
 		return r, err == nil
 	}
 	for _, c := range []struct {
@@ -111,7 +112,7 @@ func ExampleSchema() {
 		Schema     string         `json:"$schema"`
 		Properties map[string]any `json:"properties"`
 	}
-	if err := json.Unmarshal(policy.Schema(), &schema); err != nil {
+	if err := json.Unmarshal(policyfile.Schema(), &schema); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -1,10 +1,12 @@
-package policy
+package policyfile
 
 import (
 	"embed"
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 // The presets are policy files in the same format as a user's, embedded in
@@ -20,7 +22,7 @@ const defaultPreset = "default"
 var presetNames = []string{"default", "strict", "dataflow", "integrity", "monitor"}
 
 type builtPreset struct {
-	p   *Policy
+	p   *policy.Policy
 	err error
 }
 
@@ -40,7 +42,7 @@ func init() {
 	})
 }
 
-func buildPreset(name string) (*Policy, error) {
+func buildPreset(name string) (*policy.Policy, error) {
 	data, err := PresetText(name)
 	if err != nil {
 		return nil, err
@@ -53,13 +55,13 @@ func buildPreset(name string) (*Policy, error) {
 	if missing := l.missing(); len(missing) > 0 {
 		return nil, ErrorList{{File: source, Msg: fmt.Sprintf("a preset must set every key; add %s", orList(missing))}}
 	}
-	p := l.apply(&Policy{}, source)
+	p := l.apply(&policy.Policy{}, source)
 	p.Preset = name
 	return p, nil
 }
 
 // builtin returns the shared compiled preset; callers must not change it.
-func builtin(name string) (*Policy, error) {
+func builtin(name string) (*policy.Policy, error) {
 	b, ok := presets()[name]
 	if !ok {
 		return nil, unknownPreset(name)
@@ -73,12 +75,12 @@ func unknownPreset(name string) error {
 
 // Preset returns the embedded preset called name. Its Source is
 // "preset:NAME".
-func Preset(name string) (*Policy, error) {
+func Preset(name string) (*policy.Policy, error) {
 	p, err := builtin(name)
 	if err != nil {
 		return nil, err
 	}
-	return p.clone(), nil
+	return p.Clone(), nil
 }
 
 // PresetNames lists the embedded presets, "default" first.

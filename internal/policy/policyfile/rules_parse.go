@@ -1,4 +1,4 @@
-package policy
+package policyfile
 
 import (
 	"errors"
@@ -9,12 +9,14 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 const (
@@ -46,7 +48,7 @@ func (d *decoder) preset(e entry) {
 
 // base returns the preset this file layers on, or nil for a preset itself
 // or when the preset cannot be built (reported by Parse).
-func (d *decoder) base() *Policy {
+func (d *decoder) base() *policy.Policy {
 	if d.isPreset {
 		return nil
 	}
@@ -184,7 +186,7 @@ func (d *decoder) rule(i int, n *yaml.Node) {
 	}
 	m, typos := d.mapping(n, path, ruleLevel)
 	ok := len(m)*2 == len(n.Content)
-	r := Rule{ID: path, Action: flow.Block, Line: n.Line, Source: d.file}
+	r := policy.Rule{ID: path, Action: flow.Block, Line: n.Line, Source: d.file}
 	if e, found := m["id"]; found {
 		ok = d.ruleID(joinKey(path, "id"), e, &r) && ok
 	} else if d.isPreset {
@@ -231,7 +233,7 @@ func (d *decoder) rule(i int, n *yaml.Node) {
 	}
 }
 
-func (d *decoder) ruleID(key string, e entry, r *Rule) bool {
+func (d *decoder) ruleID(key string, e entry, r *policy.Rule) bool {
 	v := deref(e.v)
 	if !isString(v) || v.Value == "" {
 		d.errAt(v, key, "want a short name such as ssh-guard, got %s", describe(v))
@@ -258,7 +260,7 @@ func (d *decoder) ruleID(key string, e entry, r *Rule) bool {
 	return true
 }
 
-func (d *decoder) because(key string, e entry, r *Rule) bool {
+func (d *decoder) because(key string, e entry, r *policy.Rule) bool {
 	v := deref(e.v)
 	if !isString(v) {
 		d.errAt(v, key, `want a sentence saying why, e.g. because: "mail outside the company needs a human", got %s`, describe(v))
@@ -273,7 +275,7 @@ func (d *decoder) because(key string, e entry, r *Rule) bool {
 	return true
 }
 
-func (d *decoder) rateLimit(key string, e entry, r *Rule) bool {
+func (d *decoder) rateLimit(key string, e entry, r *policy.Rule) bool {
 	v := deref(e.v)
 	if !isString(v) {
 		d.errAt(v, key, `want a rate such as 10/minute, got %s`, describe(v))
@@ -288,7 +290,7 @@ func (d *decoder) rateLimit(key string, e entry, r *Rule) bool {
 	return true
 }
 
-func (d *decoder) when(key string, e entry, r *Rule) bool {
+func (d *decoder) when(key string, e entry, r *policy.Rule) bool {
 	v := deref(e.v)
 	if isNull(v) {
 		d.errAt(e.k, key, `missing value; want a CEL expression, e.g. when: '"private" in session.legs'`)
@@ -302,11 +304,11 @@ func (d *decoder) when(key string, e entry, r *Rule) bool {
 		d.errAt(v, key, `empty; write a CEL expression, e.g. when: '"private" in session.legs'`)
 		return false
 	}
-	pred, issues := compilePredicate(v.Value)
+	pred, issues := policy.CompilePredicate(v.Value)
 	if len(issues) > 0 {
 		for _, is := range issues {
-			line, col := d.celPos(v, is.line, is.col)
-			e := &Error{File: d.file, Line: line, Column: col, Key: key, Msg: celMessage(is.msg)}
+			line, col := d.celPos(v, is.Line, is.Col)
+			e := &Error{File: d.file, Line: line, Column: col, Key: key, Msg: celMessage(is.Msg)}
 			d.errs = append(d.errs, e)
 		}
 		return false
@@ -335,16 +337,16 @@ func (d *decoder) checkConfigKeys() {
 	}
 	slices.Sort(keys)
 	for _, w := range d.whens {
-		for _, ck := range w.pred.configKeys {
-			if slices.Contains(keys, ck.name) {
+		for _, ck := range w.pred.ConfigKeys() {
+			if slices.Contains(keys, ck.Name) {
 				continue
 			}
-			line, col := d.celPos(w.node, ck.line, ck.col)
-			msg := fmt.Sprintf("config has no key %s", quote(ck.name))
-			if s := didYouMean(ck.name, keys); s != "" {
+			line, col := d.celPos(w.node, ck.Line, ck.Col)
+			msg := fmt.Sprintf("config has no key %s", quote(ck.Name))
+			if s := didYouMean(ck.Name, keys); s != "" {
 				msg += s
 			} else if len(keys) == 0 {
-				msg += fmt.Sprintf("; add it under config:, e.g. config: {%s: ...}", ck.name)
+				msg += fmt.Sprintf("; add it under config:, e.g. config: {%s: ...}", ck.Name)
 			} else {
 				msg += "; its keys are " + andList(keys)
 			}
@@ -405,7 +407,7 @@ func (d *decoder) lineText(n int) string {
 	return strings.TrimSuffix(data, "\r")
 }
 
-func (d *decoder) args(key string, e entry, r *Rule) bool {
+func (d *decoder) args(key string, e entry, r *policy.Rule) bool {
 	v := deref(e.v)
 	if isNull(v) {
 		d.errAt(e.k, key, "missing value; want constraints per argument, e.g. %s", exampleArgs)
@@ -462,8 +464,8 @@ func (d *decoder) args(key string, e entry, r *Rule) bool {
 }
 
 // constraint decodes one argument's constraints.
-func (d *decoder) constraint(key, name string, e entry) (ArgRule, bool) {
-	a := ArgRule{Name: name, Line: e.k.Line}
+func (d *decoder) constraint(key, name string, e entry) (policy.ArgRule, bool) {
+	a := policy.ArgRule{Name: name, Line: e.k.Line}
 	v := deref(e.v)
 	if isNull(v) || v.Kind != yaml.MappingNode {
 		d.errAt(v, key, "want constraints such as {within: [\"~/projects\"]} or {one_of: [a, b]}, got %s", describe(v))
@@ -512,7 +514,7 @@ func (d *decoder) constraint(key, name string, e entry) (ArgRule, bool) {
 		}
 	}
 	if a.Min != nil && a.Max != nil && *a.Min > *a.Max {
-		d.errAt(deref(m["min"].v), joinKey(key, "min"), "min %s is more than max %s, so no value could pass; swap them", formatNumber(*a.Min), formatNumber(*a.Max))
+		d.errAt(deref(m["min"].v), joinKey(key, "min"), "min %s is more than max %s, so no value could pass; swap them", strconv.FormatFloat(*a.Min, 'g', -1, 64), strconv.FormatFloat(*a.Max, 'g', -1, 64))
 		ok = false
 	}
 	// Constraints that want different kinds of value cannot all hold.
@@ -597,7 +599,7 @@ func quoteYAML(s string) string {
 	return s
 }
 
-func (d *decoder) within(key string, e entry, a *ArgRule) bool {
+func (d *decoder) within(key string, e entry, a *policy.ArgRule) bool {
 	items, ok := d.stringList(key, e, "directory", "directories", `["~/projects", "/srv/data"]`)
 	for _, it := range items {
 		dir, err := expandWithin(it.n.Value)
@@ -607,7 +609,7 @@ func (d *decoder) within(key string, e entry, a *ArgRule) bool {
 			continue
 		}
 		a.Within = append(a.Within, dir)
-		a.withinText = append(a.withinText, it.n.Value)
+		a.WithinText = append(a.WithinText, it.n.Value)
 	}
 	return ok
 }
@@ -666,7 +668,7 @@ func regexpError(err error) string {
 	return msg
 }
 
-func (d *decoder) oneOf(key string, e entry, a *ArgRule) bool {
+func (d *decoder) oneOf(key string, e entry, a *policy.ArgRule) bool {
 	v := deref(e.v)
 	const example = `["#eng-bots", "#alerts"]`
 	if isNull(v) {
@@ -713,7 +715,7 @@ func (d *decoder) oneOf(key string, e entry, a *ArgRule) bool {
 	return ok
 }
 
-func (d *decoder) hosts(key string, e entry, a *ArgRule) bool {
+func (d *decoder) hosts(key string, e entry, a *policy.ArgRule) bool {
 	v := deref(e.v)
 	const example = `{allow: ["corp.example", "*.corp.example"]}`
 	if isNull(v) || v.Kind != yaml.MappingNode {
@@ -730,7 +732,7 @@ func (d *decoder) hosts(key string, e entry, a *ArgRule) bool {
 		d.errAt(v, key, "no host lists; want %s", example)
 		return false
 	}
-	h := &HostRule{}
+	h := &policy.HostRule{}
 	for _, k := range []string{"allow", "deny"} {
 		e, found := m[k]
 		if !found {
@@ -757,7 +759,7 @@ func (d *decoder) hosts(key string, e entry, a *ArgRule) bool {
 	return ok
 }
 
-func (d *decoder) maxLength(key string, e entry, a *ArgRule) bool {
+func (d *decoder) maxLength(key string, e entry, a *policy.ArgRule) bool {
 	v := deref(e.v)
 	const want = "a whole number of characters of at least 1, e.g. 200"
 	if isNull(v) {

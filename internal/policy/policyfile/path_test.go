@@ -1,4 +1,4 @@
-package policy
+package policyfile
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 // pathFixture is a home directory with an allowed projects directory and
@@ -71,7 +73,7 @@ func newPathFixture(t *testing.T) pathFixture {
 // path outside.
 func TestResolvePathEscapes(t *testing.T) {
 	f := newPathFixture(t)
-	rule := &ArgRule{Name: "path", Within: []string{f.projects}, withinText: []string{"~/projects"}}
+	rule := &policy.ArgRule{Name: "path", Within: []string{f.projects}, WithinText: []string{"~/projects"}}
 	sub := filepath.Join(f.projects, "sub")
 	tests := []struct {
 		name    string
@@ -134,7 +136,7 @@ func TestResolvePathEscapes(t *testing.T) {
 				}
 			} else if err != nil {
 				t.Fatalf("ResolvePath(%q): %v", tt.raw, err)
-			} else if within(r, f.projects) {
+			} else if r == f.projects || strings.HasPrefix(r, f.projects+"/") {
 				t.Fatalf("ResolvePath(%q) = %q, inside %s", tt.raw, r, f.projects)
 			}
 			msg := rule.Check(tt.raw, func(string) (string, bool) { return r, err == nil })
@@ -153,7 +155,7 @@ func TestResolvePathEscapes(t *testing.T) {
 
 func TestResolvePathAccepts(t *testing.T) {
 	f := newPathFixture(t)
-	rule := &ArgRule{Name: "path", Within: []string{f.projects}}
+	rule := &policy.ArgRule{Name: "path", Within: []string{f.projects}}
 	sub := filepath.Join(f.projects, "sub")
 	file := filepath.Join(sub, "file.txt")
 	tests := []struct {
@@ -203,27 +205,6 @@ func TestResolvePathNoHome(t *testing.T) {
 	}
 }
 
-func TestWithin(t *testing.T) {
-	tests := []struct {
-		p, dir string
-		want   bool
-	}{
-		{"/home/u/projects", "/home/u/projects", true},
-		{"/home/u/projects/a", "/home/u/projects", true},
-		{"/home/u/projects2", "/home/u/projects", false},
-		{"/home/u/projects-evil/a", "/home/u/projects", false},
-		{"/home/u", "/home/u/projects", false},
-		{"/anything", "/", true},
-		{"/", "/", true},
-		{"/home/u/projectsa", "/home/u/projects", false},
-	}
-	for _, tt := range tests {
-		if got := within(tt.p, tt.dir); got != tt.want {
-			t.Errorf("within(%q, %q) = %v", tt.p, tt.dir, got)
-		}
-	}
-}
-
 func TestPercentDecode(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"abc", "abc"},
@@ -247,7 +228,7 @@ func TestResolveArgs(t *testing.T) {
 		"paths": []any{"~/projects/link/passwd", "x\x00", 3.0, []any{"inner"}},
 		"mode":  "~/not-a-path",
 	}
-	m := p.ResolveArgs("fs", "read", args, f.home, f.projects)
+	m := ResolveArgs(p, "fs", "read", args, f.home, f.projects)
 	want := map[string]string{
 		"sub/file.txt":           filepath.Join(f.projects, "sub/file.txt"),
 		"~/projects/link/passwd": filepath.Join(f.root, "etc/passwd"),
@@ -261,11 +242,11 @@ func TestResolveArgs(t *testing.T) {
 			t.Errorf("ResolveArgs[%q] = %q, want %q", k, m[k], v)
 		}
 	}
-	fired := p.Fire("fs", "read", args, Vars{}, func(raw string) (string, bool) { r, ok := m[raw]; return r, ok })
+	fired := p.Fire("fs", "read", args, policy.Vars{}, func(raw string) (string, bool) { r, ok := m[raw]; return r, ok })
 	if len(fired) != 1 || fired[0].Detail != "$.paths[0] is outside "+f.projects {
 		t.Errorf("fired %+v", fired)
 	}
-	if m := p.ResolveArgs("other", "read", args, f.home, f.projects); m != nil {
+	if m := ResolveArgs(p, "other", "read", args, f.home, f.projects); m != nil {
 		t.Errorf("no rule matches, got %v", m)
 	}
 }

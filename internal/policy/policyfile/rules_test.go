@@ -1,4 +1,4 @@
-package policy
+package policyfile
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 const rulesPolicy = `version: 1
@@ -57,7 +58,7 @@ func TestParseRules(t *testing.T) {
 	if a.Name != "path" || !slices.Equal(a.Within, []string{"/home/tester/projects", "/srv/data"}) || len(a.Deny) != 2 || a.Line != 8 {
 		t.Errorf("ssh args %+v", a)
 	}
-	if slack.ID != "rules[1]" || slack.RateLimit == nil || *slack.RateLimit != (RateLimit{10, time.Minute, "10/minute"}) {
+	if slack.ID != "rules[1]" || slack.RateLimit == nil || *slack.RateLimit != (policy.RateLimit{N: 10, Per: time.Minute, Text: "10/minute"}) {
 		t.Errorf("slack rule %+v", slack)
 	}
 	if !slices.Equal(slack.Args[0].OneOf, []any{"#eng-bots", 7.0, true}) {
@@ -128,7 +129,7 @@ func TestPresetLayering(t *testing.T) {
 			s.Preset = "strict"
 			s.Trifecta, s.TaintedArgs = flow.Block, flow.Block
 		}},
-		{"preset monitor", "version: 1\npreset: monitor\n", func(s *summary) { s.Preset, s.Mode = "monitor", Monitor }},
+		{"preset monitor", "version: 1\npreset: monitor\n", func(s *summary) { s.Preset, s.Mode = "monitor", policy.Monitor }},
 		{"the file's mode wins over preset monitor", "version: 1\npreset: monitor\nmode: enforce\n", func(s *summary) { s.Preset = "monitor" }},
 		{"preset dataflow with tools", "version: 1\npreset: dataflow\ntools: [{match: x, labels: [sink]}]\n", func(s *summary) {
 			s.Preset = "dataflow"
@@ -188,11 +189,11 @@ rules:
 		t.Errorf("config %v", p.Config)
 	}
 	// The base rule now reads the file's limit: 500 is under it.
-	fired := p.Fire("bank", "transfer", map[string]any{"amount": 500.0}, Vars{}, nil)
+	fired := p.Fire("bank", "transfer", map[string]any{"amount": 500.0}, policy.Vars{}, nil)
 	if len(fired) != 0 {
 		t.Errorf("fired %+v", fired)
 	}
-	fired = p.Fire("bank", "transfer", map[string]any{"amount": 6000.0}, Vars{}, nil)
+	fired = p.Fire("bank", "transfer", map[string]any{"amount": 6000.0}, policy.Vars{}, nil)
 	if len(fired) != 2 || fired[0].Rule.ID != "base-limit" || fired[1].Action != flow.Escalate {
 		t.Errorf("fired %+v", fired)
 	}
@@ -200,7 +201,7 @@ rules:
 	if base.Config["limit"] != int64(10) || len(base.Rules) != 1 {
 		t.Errorf("base changed: %v", base.Config)
 	}
-	if f := base.Fire("bank", "transfer", map[string]any{"amount": 500.0}, Vars{}, nil); len(f) != 1 {
+	if f := base.Fire("bank", "transfer", map[string]any{"amount": 500.0}, policy.Vars{}, nil); len(f) != 1 {
 		t.Errorf("base fired %+v", f)
 	}
 }
@@ -256,46 +257,46 @@ func TestArgRuleCheck(t *testing.T) {
 	id := func(s string) (string, bool) { return s, true }
 	tests := []struct {
 		name  string
-		rule  ArgRule
+		rule  policy.ArgRule
 		value any
 		want  string
 	}{
-		{"one_of string", ArgRule{Name: "channel", OneOf: []any{"#eng"}}, "#eng", ""},
-		{"one_of other string", ArgRule{Name: "channel", OneOf: []any{"#eng"}}, "#general", "$.channel is not one of the allowed values"},
-		{"one_of number equals", ArgRule{Name: "n", OneOf: []any{1.0}}, 1.0, ""},
-		{"one_of json.Number", ArgRule{Name: "n", OneOf: []any{1.0}}, json.Number("1.0"), ""},
-		{"one_of int", ArgRule{Name: "n", OneOf: []any{1.0}}, 1, ""},
-		{"one_of number is not its string", ArgRule{Name: "n", OneOf: []any{1.0}}, "1", "$.n is not one of the allowed values"},
-		{"one_of bool", ArgRule{Name: "b", OneOf: []any{true}}, true, ""},
-		{"one_of bool is not 1", ArgRule{Name: "b", OneOf: []any{true}}, 1.0, "$.b is not one of the allowed values"},
-		{"one_of null", ArgRule{Name: "b", OneOf: []any{"x"}}, nil, "$.b is not one of the allowed values"},
-		{"one_of object", ArgRule{Name: "b", OneOf: []any{"x"}}, map[string]any{"x": 1.0}, "$.b is not one of the allowed values"},
-		{"array: each element", ArgRule{Name: "to", OneOf: []any{"a", "b"}}, []any{"a", "b", "a"}, ""},
-		{"array: one bad element", ArgRule{Name: "to", OneOf: []any{"a", "b"}}, []any{"a", "c"}, "$.to[1] is not one of the allowed values"},
-		{"nested arrays", ArgRule{Name: "to", OneOf: []any{"a"}}, []any{[]any{"a"}, []any{"a", "z"}}, "$.to[1][1] is not one of the allowed values"},
-		{"[]string", ArgRule{Name: "to", OneOf: []any{"a"}}, []string{"a", "z"}, "$.to[1] is not one of the allowed values"},
-		{"empty array", ArgRule{Name: "to", OneOf: []any{"a"}}, []any{}, ""},
-		{"deny", ArgRule{Name: "cmd", Deny: re(t, `rm\s+-rf`)}, "rm -rf /", `$.cmd matches the denied pattern "rm\s+-rf"`},
-		{"deny passes", ArgRule{Name: "cmd", Deny: re(t, `rm\s+-rf`)}, "ls", ""},
-		{"deny on a number", ArgRule{Name: "cmd", Deny: re(t, `x`)}, 3.0, "$.cmd is a number, not a string"},
-		{"allow", ArgRule{Name: "branch", Allow: re(t, `^feature/`, `^fix/`)}, "fix/x", ""},
-		{"allow fails", ArgRule{Name: "branch", Allow: re(t, `^feature/`, `^fix/`)}, "main", "$.branch matches none of the allowed patterns"},
-		{"max_length in characters", ArgRule{Name: "s", MaxLength: 3}, "ééé", ""},
-		{"max_length over", ArgRule{Name: "s", MaxLength: 3}, "abcd", "$.s is longer than 3 characters"},
-		{"max_length on a bool", ArgRule{Name: "s", MaxLength: 3}, true, "$.s is true or false, not a string"},
-		{"min", ArgRule{Name: "amount", Min: num(1)}, 1.0, ""},
-		{"under min", ArgRule{Name: "amount", Min: num(1)}, 0.5, "$.amount is less than 1"},
-		{"over max", ArgRule{Name: "amount", Max: num(99.5)}, 100, "$.amount is more than 99.5"},
-		{"max on a string", ArgRule{Name: "amount", Max: num(10)}, "5", "$.amount is a string, not a number"},
-		{"max on null", ArgRule{Name: "amount", Max: num(10)}, nil, "$.amount is null, not a number"},
-		{"within on a number", ArgRule{Name: "path", Within: []string{"/srv"}}, 42.0, "$.path is a number, not a string"},
-		{"within, unresolved", ArgRule{Name: "path", Within: []string{"/srv"}}, "/srv/x", "$.path is outside /srv"}, // resolved by id
-		{"within, resolver says no", ArgRule{Name: "path", Within: []string{"/srv"}}, "\x00", "$.path is not a path Weir could resolve"},
-		{"within, several dirs", ArgRule{Name: "path", Within: []string{"/srv", "/data"}, withinText: []string{"/srv", "~/data"}}, "/etc", "$.path is outside /srv and ~/data"},
-		{"deny on the resolved form", ArgRule{Name: "path", Within: []string{"/"}, Deny: re(t, `^/home/u/\.ssh/`)}, "~/.ssh/id_rsa", `$.path matches the denied pattern "^/home/u/\.ssh/"`},
-		{"deny on the written form", ArgRule{Name: "path", Within: []string{"/"}, Deny: re(t, `^~`)}, "~/x", `$.path matches the denied pattern "^~"`},
-		{"allow needs both forms", ArgRule{Name: "path", Within: []string{"/"}, Allow: re(t, `^~/`)}, "~/x", "$.path matches none of the allowed patterns"},
-		{"odd argument name", ArgRule{Name: "file-name", MaxLength: 1}, "ab", `$["file-name"] is longer than 1 characters`},
+		{"one_of string", policy.ArgRule{Name: "channel", OneOf: []any{"#eng"}}, "#eng", ""},
+		{"one_of other string", policy.ArgRule{Name: "channel", OneOf: []any{"#eng"}}, "#general", "$.channel is not one of the allowed values"},
+		{"one_of number equals", policy.ArgRule{Name: "n", OneOf: []any{1.0}}, 1.0, ""},
+		{"one_of json.Number", policy.ArgRule{Name: "n", OneOf: []any{1.0}}, json.Number("1.0"), ""},
+		{"one_of int", policy.ArgRule{Name: "n", OneOf: []any{1.0}}, 1, ""},
+		{"one_of number is not its string", policy.ArgRule{Name: "n", OneOf: []any{1.0}}, "1", "$.n is not one of the allowed values"},
+		{"one_of bool", policy.ArgRule{Name: "b", OneOf: []any{true}}, true, ""},
+		{"one_of bool is not 1", policy.ArgRule{Name: "b", OneOf: []any{true}}, 1.0, "$.b is not one of the allowed values"},
+		{"one_of null", policy.ArgRule{Name: "b", OneOf: []any{"x"}}, nil, "$.b is not one of the allowed values"},
+		{"one_of object", policy.ArgRule{Name: "b", OneOf: []any{"x"}}, map[string]any{"x": 1.0}, "$.b is not one of the allowed values"},
+		{"array: each element", policy.ArgRule{Name: "to", OneOf: []any{"a", "b"}}, []any{"a", "b", "a"}, ""},
+		{"array: one bad element", policy.ArgRule{Name: "to", OneOf: []any{"a", "b"}}, []any{"a", "c"}, "$.to[1] is not one of the allowed values"},
+		{"nested arrays", policy.ArgRule{Name: "to", OneOf: []any{"a"}}, []any{[]any{"a"}, []any{"a", "z"}}, "$.to[1][1] is not one of the allowed values"},
+		{"[]string", policy.ArgRule{Name: "to", OneOf: []any{"a"}}, []string{"a", "z"}, "$.to[1] is not one of the allowed values"},
+		{"empty array", policy.ArgRule{Name: "to", OneOf: []any{"a"}}, []any{}, ""},
+		{"deny", policy.ArgRule{Name: "cmd", Deny: re(t, `rm\s+-rf`)}, "rm -rf /", `$.cmd matches the denied pattern "rm\s+-rf"`},
+		{"deny passes", policy.ArgRule{Name: "cmd", Deny: re(t, `rm\s+-rf`)}, "ls", ""},
+		{"deny on a number", policy.ArgRule{Name: "cmd", Deny: re(t, `x`)}, 3.0, "$.cmd is a number, not a string"},
+		{"allow", policy.ArgRule{Name: "branch", Allow: re(t, `^feature/`, `^fix/`)}, "fix/x", ""},
+		{"allow fails", policy.ArgRule{Name: "branch", Allow: re(t, `^feature/`, `^fix/`)}, "main", "$.branch matches none of the allowed patterns"},
+		{"max_length in characters", policy.ArgRule{Name: "s", MaxLength: 3}, "ééé", ""},
+		{"max_length over", policy.ArgRule{Name: "s", MaxLength: 3}, "abcd", "$.s is longer than 3 characters"},
+		{"max_length on a bool", policy.ArgRule{Name: "s", MaxLength: 3}, true, "$.s is true or false, not a string"},
+		{"min", policy.ArgRule{Name: "amount", Min: num(1)}, 1.0, ""},
+		{"under min", policy.ArgRule{Name: "amount", Min: num(1)}, 0.5, "$.amount is less than 1"},
+		{"over max", policy.ArgRule{Name: "amount", Max: num(99.5)}, 100, "$.amount is more than 99.5"},
+		{"max on a string", policy.ArgRule{Name: "amount", Max: num(10)}, "5", "$.amount is a string, not a number"},
+		{"max on null", policy.ArgRule{Name: "amount", Max: num(10)}, nil, "$.amount is null, not a number"},
+		{"within on a number", policy.ArgRule{Name: "path", Within: []string{"/srv"}}, 42.0, "$.path is a number, not a string"},
+		{"within, unresolved", policy.ArgRule{Name: "path", Within: []string{"/srv"}}, "/srv/x", "$.path is outside /srv"}, // resolved by id
+		{"within, resolver says no", policy.ArgRule{Name: "path", Within: []string{"/srv"}}, "\x00", "$.path is not a path Weir could resolve"},
+		{"within, several dirs", policy.ArgRule{Name: "path", Within: []string{"/srv", "/data"}, WithinText: []string{"/srv", "~/data"}}, "/etc", "$.path is outside /srv and ~/data"},
+		{"deny on the resolved form", policy.ArgRule{Name: "path", Within: []string{"/"}, Deny: re(t, `^/home/u/\.ssh/`)}, "~/.ssh/id_rsa", `$.path matches the denied pattern "^/home/u/\.ssh/"`},
+		{"deny on the written form", policy.ArgRule{Name: "path", Within: []string{"/"}, Deny: re(t, `^~`)}, "~/x", `$.path matches the denied pattern "^~"`},
+		{"allow needs both forms", policy.ArgRule{Name: "path", Within: []string{"/"}, Allow: re(t, `^~/`)}, "~/x", "$.path matches none of the allowed patterns"},
+		{"odd argument name", policy.ArgRule{Name: "file-name", MaxLength: 1}, "ab", `$["file-name"] is longer than 1 characters`},
 	}
 	resolve := func(s string) (string, bool) {
 		switch {
@@ -318,7 +319,7 @@ func TestArgRuleCheck(t *testing.T) {
 		})
 	}
 	// No resolver: a within value cannot be checked, so it is refused.
-	r := ArgRule{Name: "path", Within: []string{"/"}}
+	r := policy.ArgRule{Name: "path", Within: []string{"/"}}
 	if got := r.Check("/x", nil); got != "$.path is not a path Weir could resolve" {
 		t.Errorf("Check without resolver = %q", got)
 	}
@@ -360,7 +361,7 @@ func TestViolationsNeverQuoteValues(t *testing.T) {
 		}
 		for _, tool := range []string{"read_file", "post_message", "transfer", "fetch"} {
 			for _, server := range []string{"fs", "slack", "bank", "web"} {
-				for _, f := range p.Fire(server, tool, args, Vars{}, func(s string) (string, bool) { return filepath.Clean("/" + s), true }) {
+				for _, f := range p.Fire(server, tool, args, policy.Vars{}, func(s string) (string, bool) { return filepath.Clean("/" + s), true }) {
 					for _, text := range []string{f.Reason, f.Detail} {
 						if strings.Contains(text, "SECRET") {
 							t.Errorf("%s %s: %q quotes the value", server, tool, text)
@@ -395,36 +396,36 @@ func TestFire(t *testing.T) {
 		name         string
 		server, tool string
 		args         map[string]any
-		vars         Vars
+		vars         policy.Vars
 		want         []fired
 	}{
-		{"nothing matches", "calc", "add", map[string]any{"a": 1.0}, Vars{}, nil},
-		{"path inside", "fs", "read_file", map[string]any{"path": "~/projects/a.go"}, Vars{}, nil},
-		{"path outside", "fs", "read_file", map[string]any{"path": "/etc/passwd"}, Vars{},
+		{"nothing matches", "calc", "add", map[string]any{"a": 1.0}, policy.Vars{}, nil},
+		{"path inside", "fs", "read_file", map[string]any{"path": "~/projects/a.go"}, policy.Vars{}, nil},
+		{"path outside", "fs", "read_file", map[string]any{"path": "/etc/passwd"}, policy.Vars{},
 			[]fired{{"ssh-guard", flow.Block, "$.path is outside ~/projects and /srv/data/"}}},
-		{"path denied inside", "fs", "read_file", map[string]any{"path": "~/projects/.env"}, Vars{},
+		{"path denied inside", "fs", "read_file", map[string]any{"path": "~/projects/.env"}, policy.Vars{},
 			[]fired{{"ssh-guard", flow.Block, `$.path matches the denied pattern "\.env$"`}}},
-		{"absent argument is not checked", "fs", "read_file", map[string]any{"file": "/etc/passwd"}, Vars{}, nil},
-		{"channel allowed", "slack", "post_message", map[string]any{"channel": "#eng-bots", "text": "hi"}, Vars{}, nil},
-		{"channel not allowed", "slack", "post_message", map[string]any{"channel": "#general"}, Vars{},
+		{"absent argument is not checked", "fs", "read_file", map[string]any{"file": "/etc/passwd"}, policy.Vars{}, nil},
+		{"channel allowed", "slack", "post_message", map[string]any{"channel": "#eng-bots", "text": "hi"}, policy.Vars{}, nil},
+		{"channel not allowed", "slack", "post_message", map[string]any{"channel": "#general"}, policy.Vars{},
 			[]fired{{"rules[1]", flow.Block, "$.channel is not one of the allowed values"}}},
-		{"over the rate limit", "slack", "post_message", map[string]any{"channel": "#eng-bots"}, Vars{RateExceeded: []string{"rules[1]"}},
+		{"over the rate limit", "slack", "post_message", map[string]any{"channel": "#eng-bots"}, policy.Vars{RateExceeded: []string{"rules[1]"}},
 			[]fired{{"rules[1]", flow.Block, "this call is over the rate limit of rule rules[1] (10/minute)"}}},
-		{"rate limit and violation", "slack", "post_message", map[string]any{"channel": "#x"}, Vars{RateExceeded: []string{"rules[1]", "other"}},
+		{"rate limit and violation", "slack", "post_message", map[string]any{"channel": "#x"}, policy.Vars{RateExceeded: []string{"rules[1]", "other"}},
 			[]fired{{"rules[1]", flow.Block, "this call is over the rate limit of rule rules[1] (10/minute)"}, {"rules[1]", flow.Block, "$.channel is not one of the allowed values"}}},
-		{"rate limit of a rule that does not match", "slack", "other", nil, Vars{RateExceeded: []string{"rules[1]"}}, nil},
-		{"mail inside the company", "mail", "send", map[string]any{"subject": "hi"}, Vars{RecipientDomains: []string{"corp.example"}},
+		{"rate limit of a rule that does not match", "slack", "other", nil, policy.Vars{RateExceeded: []string{"rules[1]"}}, nil},
+		{"mail inside the company", "mail", "send", map[string]any{"subject": "hi"}, policy.Vars{RecipientDomains: []string{"corp.example"}},
 			[]fired{{"record", flow.Allow, "when: true"}}},
-		{"mail outside: because is the reason", "mail", "send", map[string]any{"subject": "hi"}, Vars{RecipientDomains: []string{"corp.example", "x.example"}},
+		{"mail outside: because is the reason", "mail", "send", map[string]any{"subject": "hi"}, policy.Vars{RecipientDomains: []string{"corp.example", "x.example"}},
 			[]fired{{"rules[2]", flow.Escalate, "mail outside the company needs a human"}, {"record", flow.Allow, "when: true"}}},
-		{"predicate error fails closed", "mail", "send", map[string]any{}, Vars{},
+		{"predicate error fails closed", "mail", "send", map[string]any{}, policy.Vars{},
 			[]fired{{"broken", flow.Block, "rule broken could not be evaluated, so the call is blocked (when: args.subject.size() > 100)"}, {"record", flow.Allow, "when: true"}}},
-		{"amount in range", "bank", "transfer", map[string]any{"amount": 50.0, "memo": "rent"}, Vars{}, nil},
-		{"amount out of range warns", "bank", "transfer", map[string]any{"amount": 500.0}, Vars{},
+		{"amount in range", "bank", "transfer", map[string]any{"amount": 50.0, "memo": "rent"}, policy.Vars{}, nil},
+		{"amount out of range warns", "bank", "transfer", map[string]any{"amount": 500.0}, policy.Vars{},
 			[]fired{{"amounts", flow.Warn, "$.amount is more than 100"}}},
-		{"first violation only", "bank", "transfer", map[string]any{"amount": 500.0, "memo": "TOO LONG"}, Vars{},
+		{"first violation only", "bank", "transfer", map[string]any{"amount": 500.0, "memo": "TOO LONG"}, policy.Vars{},
 			[]fired{{"amounts", flow.Warn, "$.amount is more than 100"}}},
-		{"allow rule records", "web", "fetch", map[string]any{"url": "https://evil.example/"}, Vars{},
+		{"allow rule records", "web", "fetch", map[string]any{"url": "https://evil.example/"}, policy.Vars{},
 			[]fired{{"web", flow.Allow, "$.url host is not allowed"}}},
 	}
 	for _, tt := range tests {
@@ -450,7 +451,7 @@ func TestFire(t *testing.T) {
 // arguments Fire is given, whatever vars says.
 func TestFireSeesTheCall(t *testing.T) {
 	p := mustParse(t, "version: 1\nrules:\n  - {match: \"*\", when: 'server == \"a\" && tool == \"b\" && args.x == 1'}\n")
-	f := p.Fire("a", "b", map[string]any{"x": 1.0}, Vars{Server: "z", Tool: "z", Args: map[string]any{"x": 2.0}}, nil)
+	f := p.Fire("a", "b", map[string]any{"x": 1.0}, policy.Vars{Server: "z", Tool: "z", Args: map[string]any{"x": 2.0}}, nil)
 	if len(f) != 1 {
 		t.Errorf("fired %+v", f)
 	}
@@ -462,7 +463,7 @@ func TestFireCostLimit(t *testing.T) {
 	for i := range big {
 		big[i] = 1.0
 	}
-	f := p.Fire("s", "t", map[string]any{"l": big}, Vars{}, nil)
+	f := p.Fire("s", "t", map[string]any{"l": big}, policy.Vars{}, nil)
 	if len(f) != 1 || f[0].Action != flow.Block || f[0].Reason != "rule slow needed more than its evaluation budget, so the call is blocked (when: args.l.all(a, args.l.all(b, a == b)))" {
 		t.Errorf("fired %+v", f)
 	}
@@ -476,7 +477,7 @@ func TestRuleLookups(t *testing.T) {
       dest: {within: ["/tmp"]}
       path: {within: ["/var"]}
 `)
-	ids := func(rs []*Rule) []string {
+	ids := func(rs []*policy.Rule) []string {
 		var out []string
 		for _, r := range rs {
 			out = append(out, r.ID)
@@ -501,11 +502,11 @@ func TestRuleLookups(t *testing.T) {
 	if got := ids(p.RateLimits("slack", "post_message")); !slices.Equal(got, []string{"rules[1]"}) {
 		t.Errorf("RateLimits = %v", got)
 	}
-	var nilp *Policy
-	if nilp.RulesFor("a", "b") != nil || nilp.PathArgs("a", "b") != nil || nilp.RateLimits("a", "b") != nil || nilp.Fire("a", "b", nil, Vars{}, nil) != nil {
+	var nilp *policy.Policy
+	if nilp.RulesFor("a", "b") != nil || nilp.PathArgs("a", "b") != nil || nilp.RateLimits("a", "b") != nil || nilp.Fire("a", "b", nil, policy.Vars{}, nil) != nil {
 		t.Error("nil policy has rules")
 	}
-	if MostSevere(nil) != flow.Allow || MostSevere([]Firing{{Action: flow.Warn}, {Action: flow.Block}, {Action: flow.Escalate}}) != flow.Block {
+	if policy.MostSevere(nil) != flow.Allow || policy.MostSevere([]policy.Firing{{Action: flow.Warn}, {Action: flow.Block}, {Action: flow.Escalate}}) != flow.Block {
 		t.Error("MostSevere")
 	}
 }

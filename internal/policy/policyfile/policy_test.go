@@ -1,4 +1,4 @@
-package policy
+package policyfile
 
 import (
 	"errors"
@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 // summary is the comparable part of a Policy, for table tests.
 type summary struct {
 	Version       int
-	Mode          Mode
-	DefaultAction DefaultAction
+	Mode          policy.Mode
+	DefaultAction policy.DefaultAction
 	Exfiltration  flow.Verdict
 	Trifecta      flow.Verdict
 	Integrity     flow.Verdict
@@ -30,7 +31,7 @@ type summary struct {
 	Source        string
 }
 
-func summarize(p *Policy) summary {
+func summarize(p *policy.Policy) summary {
 	s := summary{
 		Version:       p.Version,
 		Mode:          p.Mode,
@@ -62,8 +63,8 @@ func summarize(p *Policy) summary {
 // defaults is the default preset, as documented.
 var defaults = summary{
 	Version:       1,
-	Mode:          Enforce,
-	DefaultAction: DefaultAllow,
+	Mode:          policy.Enforce,
+	DefaultAction: policy.DefaultAllow,
 	Exfiltration:  flow.Block,
 	Trifecta:      flow.Warn,
 	Integrity:     flow.Allow,
@@ -96,10 +97,10 @@ func TestParseKeys(t *testing.T) {
 		{"version only", "version: 1\n", nil},
 		{"version hex", "version: 0x1\n", nil},
 		{"mode enforce", "version: 1\nmode: enforce\n", nil},
-		{"mode monitor", "version: 1\nmode: monitor\n", func(s *summary) { s.Mode = Monitor }},
-		{"mode quoted", "version: 1\nmode: \"monitor\"\n", func(s *summary) { s.Mode = Monitor }},
+		{"mode monitor", "version: 1\nmode: monitor\n", func(s *summary) { s.Mode = policy.Monitor }},
+		{"mode quoted", "version: 1\nmode: \"monitor\"\n", func(s *summary) { s.Mode = policy.Monitor }},
 		{"default_action allow", "version: 1\ndefault_action: allow\n", nil},
-		{"default_action deny", "version: 1\ndefault_action: deny\n", func(s *summary) { s.DefaultAction = DefaultDeny }},
+		{"default_action deny", "version: 1\ndefault_action: deny\n", func(s *summary) { s.DefaultAction = policy.DefaultDeny }},
 		{"exfiltration allow", "version: 1\nflow:\n  exfiltration: allow\n", func(s *summary) { s.Exfiltration = flow.Allow }},
 		{"exfiltration warn", "version: 1\nflow:\n  exfiltration: warn\n", func(s *summary) { s.Exfiltration = flow.Warn }},
 		{"exfiltration block", "version: 1\nflow:\n  exfiltration: block\n", func(s *summary) { s.Exfiltration = flow.Block }},
@@ -159,7 +160,7 @@ tools:
 `,
 			func(s *summary) {
 				*s = summary{
-					Version: 1, Mode: Monitor, DefaultAction: DefaultDeny, Preset: "default",
+					Version: 1, Mode: policy.Monitor, DefaultAction: policy.DefaultDeny, Preset: "default",
 					Exfiltration: flow.Escalate, Trifecta: flow.Block, Integrity: flow.Warn, MinMatches: 3,
 					AllowFlows: []string{"notes:* -> slack:post_message"},
 					Tools:      []string{"notes:* private", "web:fetch untrusted,sink"},
@@ -218,8 +219,8 @@ func TestLayering(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A base with entries of its own, as a future preset may have.
-	base.Tools = []ToolEntry{{Match: mustGlob(t, "notes:*"), Labels: flow.Private, Source: "preset:test"}}
-	base.Flow.AllowFlows = []FlowRule{mustRule(t, "notes:* -> drafts:*")}
+	base.Tools = []policy.ToolEntry{{Match: mustGlob(t, "notes:*"), Labels: flow.Private, Source: "preset:test"}}
+	base.Flow.AllowFlows = []policy.FlowRule{mustRule(t, "notes:* -> drafts:*")}
 	base.Flow.MinMatches = 5
 
 	l, errs := decode("p.yaml", []byte(`version: 1
@@ -266,12 +267,12 @@ func TestParseDoesNotShareState(t *testing.T) {
 	}
 	p.Tools[0].Labels = 0
 	p.Flow.MinMatches = 99
-	p.Tools = append(p.Tools, ToolEntry{})
+	p.Tools = append(p.Tools, policy.ToolEntry{})
 	q, err := Preset("default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.Tools = append(q.Tools, ToolEntry{})
+	q.Tools = append(q.Tools, policy.ToolEntry{})
 	r, err := Parse("b.yaml", []byte(""))
 	if err != nil {
 		t.Fatal(err)
@@ -283,16 +284,16 @@ func TestParseDoesNotShareState(t *testing.T) {
 	}
 }
 
-func mustGlob(t *testing.T, s string) Glob {
+func mustGlob(t *testing.T, s string) policy.Glob {
 	t.Helper()
-	g, err := CompileGlob(s)
+	g, err := policy.CompileGlob(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
 }
 
-func mustRule(t *testing.T, s string) FlowRule {
+func mustRule(t *testing.T, s string) policy.FlowRule {
 	t.Helper()
 	r, err := parseFlowRule(s)
 	if err != nil {
@@ -301,7 +302,7 @@ func mustRule(t *testing.T, s string) FlowRule {
 	return r
 }
 
-func mustParse(t testing.TB, src string) *Policy {
+func mustParse(t testing.TB, src string) *policy.Policy {
 	t.Helper()
 	p, err := Parse("p.yaml", []byte(src))
 	if err != nil {
@@ -353,7 +354,7 @@ func TestToolLabels(t *testing.T) {
 		if labels != tt.want {
 			t.Errorf("ToolLabels(%q, %q) labels = %v, want %v", tt.server, tt.tool, labels, tt.want)
 		}
-		var want *ToolEntry
+		var want *policy.ToolEntry
 		if tt.entry >= 0 {
 			want = &p.Tools[tt.entry]
 		}
@@ -432,7 +433,7 @@ flow:
 }
 
 func TestNilPolicy(t *testing.T) {
-	var p *Policy
+	var p *policy.Policy
 	if l, e := p.ToolLabels("a", "b"); l != 0 || e != nil {
 		t.Error("nil ToolLabels")
 	}
@@ -462,7 +463,7 @@ func TestPresets(t *testing.T) {
 		"integrity": preset("integrity", func(s *summary) {
 			s.Exfiltration, s.Trifecta, s.Integrity, s.TaintedArgs = flow.Block, flow.Escalate, flow.Escalate, flow.Escalate
 		}),
-		"monitor": preset("monitor", func(s *summary) { s.Mode = Monitor }),
+		"monitor": preset("monitor", func(s *summary) { s.Mode = policy.Monitor }),
 	}
 	for _, name := range PresetNames() {
 		p, err := Preset(name)
@@ -563,15 +564,15 @@ func TestResolve(t *testing.T) {
 		name            string
 		flag, home      string
 		source          string
-		mode            Mode
+		mode            policy.Mode
 		minMatches      int
 		wantErrContains string
 	}{
-		{"flag wins over home", flagPolicy, home, flagPolicy, Monitor, 2, ""},
-		{"home file", "", home, homePolicy, Enforce, 4, ""},
-		{"no home file", "", emptyHome, "preset:default", Enforce, 2, ""},
-		{"no home at all", "", "", "preset:default", Enforce, 2, ""},
-		{"home missing dir", "", filepath.Join(dir, "nope"), "preset:default", Enforce, 2, ""},
+		{"flag wins over home", flagPolicy, home, flagPolicy, policy.Monitor, 2, ""},
+		{"home file", "", home, homePolicy, policy.Enforce, 4, ""},
+		{"no home file", "", emptyHome, "preset:default", policy.Enforce, 2, ""},
+		{"no home at all", "", "", "preset:default", policy.Enforce, 2, ""},
+		{"home missing dir", "", filepath.Join(dir, "nope"), "preset:default", policy.Enforce, 2, ""},
 		{"flag missing", filepath.Join(dir, "missing.yaml"), home, "", 0, 0, "cannot read the policy file (no such file or directory)"},
 		{"home is a file", "", flagPolicy, "", 0, 0, "not a directory"},
 	}
@@ -643,7 +644,7 @@ func TestLoadErrors(t *testing.T) {
 
 	good := writeFile(t, dir, "good.yaml", "version: 1\nmode: monitor\n")
 	p, err := Load(good)
-	if err != nil || p.Mode != Monitor || p.Source != good {
+	if err != nil || p.Mode != policy.Monitor || p.Source != good {
 		t.Errorf("Load(good) = %+v, %v", p, err)
 	}
 }
@@ -748,12 +749,12 @@ func TestSuggest(t *testing.T) {
 
 func TestEnumStrings(t *testing.T) {
 	for _, tt := range []struct{ got, want string }{
-		{Enforce.String(), "enforce"},
-		{Monitor.String(), "monitor"},
-		{Mode(7).String(), "mode(7)"},
-		{DefaultAllow.String(), "allow"},
-		{DefaultDeny.String(), "deny"},
-		{DefaultAction(7).String(), "default_action(7)"},
+		{policy.Enforce.String(), "enforce"},
+		{policy.Monitor.String(), "monitor"},
+		{policy.Mode(7).String(), "mode(7)"},
+		{policy.DefaultAllow.String(), "allow"},
+		{policy.DefaultDeny.String(), "deny"},
+		{policy.DefaultAction(7).String(), "default_action(7)"},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)

@@ -1,4 +1,4 @@
-package policy
+package policyfile
 
 import (
 	"cmp"
@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 // Error is one problem found in a policy. Every error the package returns for
@@ -87,36 +87,11 @@ func sortErrors(errs []*Error) {
 	})
 }
 
-// quote puts a user's text in double quotes for a message. Printable text
-// is shown as written, so a Windows path keeps single backslashes; text with
-// a quote or an unprintable character is escaped as a Go string.
-func quote(s string) string {
-	if !utf8.ValidString(s) {
-		return strconv.Quote(s)
-	}
-	for _, r := range s {
-		if r == '"' || !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return `"` + s + `"`
-}
-
-// orList writes names as "a, b or c".
-func orList(names []string) string { return list(names, " or ") }
-
-// andList writes names as "a, b and c".
-func andList(names []string) string { return list(names, " and ") }
-
-func list(names []string, last string) string {
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + last + names[len(names)-1]
-}
+// quote, orList and andList write a user's text and lists of names into
+// messages the way the compiled policy's own messages do.
+func quote(s string) string         { return policy.Quote(s) }
+func orList(names []string) string  { return policy.List(names, " or ") }
+func andList(names []string) string { return policy.List(names, " and ") }
 
 // suggest returns the name in valid closest to s by edit distance, or "" when
 // none is close enough to be a likely typo.

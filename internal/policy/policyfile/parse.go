@@ -1,4 +1,4 @@
-package policy
+package policyfile
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 // CurrentVersion is the only policy format version this package reads.
@@ -40,7 +41,7 @@ const FileName = "policy.yaml"
 //
 // On failure the error is an [ErrorList] holding every problem found, sorted
 // by line.
-func Parse(file string, data []byte) (*Policy, error) {
+func Parse(file string, data []byte) (*policy.Policy, error) {
 	l, errs := decode(file, data)
 	if len(errs) > 0 {
 		return nil, ErrorList(errs)
@@ -53,7 +54,7 @@ func Parse(file string, data []byte) (*Policy, error) {
 }
 
 // Load reads and parses a policy file (see [Parse]).
-func Load(file string) (*Policy, error) {
+func Load(file string) (*policy.Policy, error) {
 	data, err := readFile(file)
 	if err != nil {
 		return nil, err
@@ -65,7 +66,7 @@ func Load(file string) (*Policy, error) {
 // when flagPath is set; else $WEIR_HOME/policy.yaml when it exists; else the
 // embedded default preset. A policy file that exists but cannot be read or
 // parsed is an error, never a silent fall back to the default.
-func Resolve(flagPath, weirHome string) (*Policy, error) {
+func Resolve(flagPath, weirHome string) (*policy.Policy, error) {
 	if flagPath != "" {
 		return Load(flagPath)
 	}
@@ -112,19 +113,19 @@ func readError(file string, err error) *Error {
 // layer is what one policy file sets; nil fields are keys it leaves out.
 type layer struct {
 	version       *int
-	mode          *Mode
+	mode          *policy.Mode
 	preset        *string
-	defaultAction *DefaultAction
+	defaultAction *policy.DefaultAction
 	redactSecrets *bool
 	exfiltration  *flow.Verdict
 	trifecta      *flow.Verdict
 	integrity     *flow.Verdict
 	taintedArgs   *flow.Verdict
 	minMatches    *int
-	allowFlows    []FlowRule
+	allowFlows    []policy.FlowRule
 	config        map[string]any
-	tools         []ToolEntry
-	rules         []Rule
+	tools         []policy.ToolEntry
+	rules         []policy.Rule
 }
 
 // presetName is the preset the layer builds on.
@@ -138,8 +139,8 @@ func (l *layer) presetName() string {
 // apply layers l over base and returns the result; base is not changed.
 // Every predicate, the base's included, is bound to the merged config: a
 // file can tune a preset's rules by setting the config keys they read.
-func (l *layer) apply(base *Policy, source string) *Policy {
-	p := base.clone()
+func (l *layer) apply(base *policy.Policy, source string) *policy.Policy {
+	p := base.Clone()
 	p.Source = source
 	set(&p.Version, l.version)
 	set(&p.Mode, l.mode)
@@ -157,15 +158,8 @@ func (l *layer) apply(base *Policy, source string) *Policy {
 		p.Config = map[string]any{}
 	}
 	maps.Copy(p.Config, l.config)
-	p.celConfig = celConfigValue(p.Config)
 	p.Rules = append(p.Rules, l.rules...)
-	for i := range p.Rules {
-		if w := p.Rules[i].When; w != nil {
-			bound := *w
-			bound.config = p.celConfig
-			p.Rules[i].When = &bound
-		}
-	}
+	p.BindConfig()
 	return p
 }
 
@@ -242,7 +236,7 @@ type decoder struct {
 type whenRef struct {
 	key  string
 	node *yaml.Node
-	pred *Predicate
+	pred *policy.Predicate
 }
 
 // decode parses one user policy document into a layer.
@@ -507,16 +501,16 @@ func (d *decoder) document(doc *yaml.Node) {
 		d.preset(e)
 	}
 	if e, ok := m["mode"]; ok {
-		if i, ok := d.enum("mode", e, "mode", modeNames); ok {
-			v := Mode(i)
+		if i, ok := d.enum("mode", e, "mode", policy.ModeNames()); ok {
+			v := policy.Mode(i)
 			d.l.mode = &v
 		}
 	}
 	if e, ok := m["default_action"]; ok {
 		if v := deref(e.v); isString(v) && slices.Contains([]string{"block", "escalate", "warn"}, v.Value) {
 			d.errAt(v, "default_action", "%s is a flow action, not a default action; want allow or deny (deny refuses every tool that no tools: entry matches)", quote(v.Value))
-		} else if i, ok := d.enum("default_action", e, "default action", defaultActionNames); ok {
-			v := DefaultAction(i)
+		} else if i, ok := d.enum("default_action", e, "default action", policy.DefaultActionNames()); ok {
+			v := policy.DefaultAction(i)
 			d.l.defaultAction = &v
 		}
 	}
@@ -658,15 +652,16 @@ func (d *decoder) action(key string, e entry) (flow.Verdict, bool) {
 		return 0, false
 	}
 	verdict, err := flow.ParseVerdict(v.Value)
-	if err == nil && slices.Contains(flowActions, verdict) {
+	if err == nil && slices.Contains(policy.FlowActions(), verdict) {
 		return verdict, true
 	}
 	if err == nil {
 		d.errAt(v, key, "%s is not a flow action; want %s", quote(v.Value), actionList)
 		return 0, false
 	}
-	names := make([]string, len(flowActions))
-	for i, a := range flowActions {
+	actions := policy.FlowActions()
+	names := make([]string, len(actions))
+	for i, a := range actions {
 		names[i] = a.String()
 	}
 	hint := didYouMean(v.Value, names)
@@ -746,7 +741,7 @@ func (d *decoder) tool(path string, n *yaml.Node) {
 		return
 	}
 	m, typos := d.mapping(n, path, toolLevel)
-	te := ToolEntry{Line: n.Line, Source: d.file}
+	te := policy.ToolEntry{Line: n.Line, Source: d.file}
 	ok := len(m)*2 == len(n.Content) // every key was valid
 	if e, found := m["match"]; found {
 		ok = d.match(joinKey(path, "match"), e, &te) && ok
@@ -763,32 +758,32 @@ func (d *decoder) tool(path string, n *yaml.Node) {
 	}
 }
 
-func (d *decoder) match(key string, e entry, te *ToolEntry) bool {
+func (d *decoder) match(key string, e entry, te *policy.ToolEntry) bool {
 	g, ok := d.glob(key, e)
 	te.Match = g
 	return ok
 }
 
 // glob decodes a `match:` tool pattern.
-func (d *decoder) glob(key string, e entry) (Glob, bool) {
+func (d *decoder) glob(key string, e entry) (policy.Glob, bool) {
 	v := deref(e.v)
 	if isNull(v) {
 		d.errAt(e.k, key, `missing value; want a tool pattern such as "notes:*"`)
-		return Glob{}, false
+		return policy.Glob{}, false
 	}
 	if !isString(v) {
 		d.errAt(v, key, `want a tool pattern such as "notes:*", got %s`, describe(v))
-		return Glob{}, false
+		return policy.Glob{}, false
 	}
-	g, err := CompileGlob(v.Value)
+	g, err := policy.CompileGlob(v.Value)
 	if err != nil {
 		d.errAt(v, key, "%v", err)
-		return Glob{}, false
+		return policy.Glob{}, false
 	}
 	return g, true
 }
 
-func (d *decoder) labels(key string, e entry, te *ToolEntry) bool {
+func (d *decoder) labels(key string, e entry, te *policy.ToolEntry) bool {
 	v := deref(e.v)
 	if isNull(v) {
 		d.errAt(e.k, key, "missing value; want a list of labels, e.g. [private, sink], or [] for none")

@@ -1,13 +1,15 @@
-package policy
+package policyfile
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/weir-sec/weir/internal/policy"
 )
 
-func hostRule(t *testing.T, allow, deny []string) *ArgRule {
+func hostRule(t *testing.T, allow, deny []string) *policy.ArgRule {
 	t.Helper()
-	h := &HostRule{}
+	h := &policy.HostRule{}
 	for _, p := range allow {
 		c, err := compileHostPattern(p)
 		if err != nil {
@@ -22,7 +24,7 @@ func hostRule(t *testing.T, allow, deny []string) *ArgRule {
 		}
 		h.Deny = append(h.Deny, c)
 	}
-	return &ArgRule{Name: "url", Hosts: h}
+	return &policy.ArgRule{Name: "url", Hosts: h}
 }
 
 // TestHosts checks `hosts:` against the URL tricks that make a host look
@@ -33,7 +35,7 @@ func TestHosts(t *testing.T) {
 	const notAllowed = "$.url host is not allowed"
 	tests := []struct {
 		name string
-		rule *ArgRule
+		rule *policy.ArgRule
 		url  any
 		want string // "" for allowed
 	}{
@@ -128,7 +130,7 @@ func TestCanonicalHost(t *testing.T) {
 		{"09.1.1.1", ""},
 	}
 	for _, tt := range tests {
-		got, err := CanonicalHost(tt.in)
+		got, err := policy.CanonicalHost(tt.in)
 		if tt.want == "" {
 			if err == nil {
 				t.Errorf("CanonicalHost(%q) = %q, want an error", tt.in, got)
@@ -142,7 +144,7 @@ func TestCanonicalHost(t *testing.T) {
 }
 
 func TestURLHost(t *testing.T) {
-	scheme, host, err := URLHost("HTTPS://user:pw@Corp.Example.:8443/a?b#c")
+	scheme, host, err := policy.URLHost("HTTPS://user:pw@Corp.Example.:8443/a?b#c")
 	if err != nil || scheme != "https" || host != "corp.example" {
 		t.Errorf("URLHost = %q, %q, %v", scheme, host, err)
 	}

@@ -1,4 +1,4 @@
-package policy
+package policyfile
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 // maxDecodeRounds bounds percent-decoding: a path still changing after this
@@ -30,7 +32,7 @@ var (
 // the file it names, for `within` checks. It is the one place that does I/O
 // for argument rules; the relay calls it for each argument [Policy.PathArgs]
 // names, before the (pure) decision, and hands the result to
-// [ArgRule.Check].
+// [policy.ArgRule.Check].
 //
 // In order:
 //
@@ -218,14 +220,48 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-// within reports whether the clean absolute path p is dir or lies under it,
-// by whole path components: /home/u/projects2 is not within /home/u/projects.
-func within(p, dir string) bool {
-	if p == dir {
-		return true
+// maxNesting bounds how deep ResolveArgs follows arrays in arrays, as
+// [policy.ArgRule.Check] does.
+const maxNesting = 32
+
+// ResolveArgs resolves the path arguments of a call: the arguments that a
+// rule of p matching server:tool checks with `within` ([policy.Policy.PathArgs]),
+// strings in arrays included. It returns each raw string's resolved form
+// ([ResolvePath]); a string that does not resolve is left out, so a within
+// check on it fails. It does I/O (symlinks): call it before the decision
+// and pass
+//
+//	func(raw string) (string, bool) { r, ok := m[raw]; return r, ok }
+//
+// as Fire's resolved. It is the one place Weir resolves path arguments:
+// weir run, weir policy check and every later caller go through it.
+func ResolveArgs(p *policy.Policy, server, tool string, args map[string]any, home, cwd string) map[string]string {
+	names := p.PathArgs(server, tool)
+	if len(names) == 0 {
+		return nil
 	}
-	if dir == string(filepath.Separator) {
-		return strings.HasPrefix(p, dir)
+	out := map[string]string{}
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		switch x := v.(type) {
+		case string:
+			if _, done := out[x]; !done {
+				if r, err := ResolvePath(x, home, cwd); err == nil {
+					out[x] = r
+				}
+			}
+		case []any:
+			if depth < maxNesting {
+				for _, e := range x {
+					walk(e, depth+1)
+				}
+			}
+		}
 	}
-	return len(p) > len(dir) && p[len(dir)] == filepath.Separator && strings.HasPrefix(p, dir)
+	for _, n := range names {
+		if v, ok := args[n]; ok {
+			walk(v, 0)
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package policy
+package policyfile
 
 import (
 	"fmt"
@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/policy"
 )
 
 // benchPolicy is 50 rules, 10 of them CEL predicates; a mail:send call
 // matches 10 of them (4 predicates, 6 argument rules), as a large real
 // policy would.
-func benchPolicy(tb testing.TB) *Policy {
+func benchPolicy(tb testing.TB) *policy.Policy {
 	tb.Helper()
 	var b strings.Builder
 	b.WriteString("version: 1\nconfig:\n  allowed_domains: [corp.example, corp.example.org]\n  max_recipients: 20\nrules:\n")
@@ -56,7 +57,7 @@ func benchPolicy(tb testing.TB) *Policy {
 	return p
 }
 
-func benchCall() (map[string]any, Vars) {
+func benchCall() (map[string]any, policy.Vars) {
 	args := map[string]any{
 		"to":       "alice@corp.example",
 		"cc":       []any{"bob@corp.example", "carol@corp.example", "dave@corp.example"},
@@ -65,7 +66,7 @@ func benchCall() (map[string]any, Vars) {
 		"priority": "normal",
 		"link":     "https://docs.corp.example/q3",
 	}
-	vars := Vars{
+	vars := policy.Vars{
 		Labels:           []string{"sink"},
 		Legs:             []string{"private"},
 		Sources:          []string{"notes/read_note", "drive/get_file"},
@@ -81,7 +82,7 @@ func identity(s string) (string, bool) { return s, true }
 // benchFire runs Fire in a loop on one OS thread and reports its CPU time
 // per call next to the wall-clock ns/op: on a shared machine other
 // processes inflate the latter.
-func benchFire(b *testing.B, p *Policy, server, tool string, args map[string]any, vars Vars, check func([]Firing)) {
+func benchFire(b *testing.B, p *policy.Policy, server, tool string, args map[string]any, vars policy.Vars, check func([]policy.Firing)) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
@@ -113,7 +114,7 @@ func TestBenchPolicyMatches(t *testing.T) {
 func BenchmarkFire(b *testing.B) {
 	p := benchPolicy(b)
 	args, vars := benchCall()
-	benchFire(b, p, "mail", "send", args, vars, func(f []Firing) {
+	benchFire(b, p, "mail", "send", args, vars, func(f []policy.Firing) {
 		if f != nil {
 			b.Fatal(f)
 		}
@@ -126,14 +127,14 @@ func BenchmarkFire(b *testing.B) {
 func BenchmarkFireOneMatch(b *testing.B) {
 	p := benchPolicy(b)
 	args, vars := benchCall()
-	benchFire(b, p, "calc", "add", args, vars, func([]Firing) {})
+	benchFire(b, p, "calc", "add", args, vars, func([]policy.Firing) {})
 }
 
 // BenchmarkFireNoRules is the floor: a policy without rules.
 func BenchmarkFireNoRules(b *testing.B) {
 	p := mustParse(b, "")
 	args, vars := benchCall()
-	benchFire(b, p, "mail", "send", args, vars, func([]Firing) {})
+	benchFire(b, p, "mail", "send", args, vars, func([]policy.Firing) {})
 }
 
 // BenchmarkFireBlocked is a call that breaks rules (so firings and their
@@ -143,8 +144,8 @@ func BenchmarkFireBlocked(b *testing.B) {
 	args, vars := benchCall()
 	args["priority"] = "urgent"
 	vars.RecipientDomains = []string{"corp.example", "evil.example"}
-	benchFire(b, p, "mail", "send", args, vars, func(f []Firing) {
-		if MostSevere(f) != flow.Block {
+	benchFire(b, p, "mail", "send", args, vars, func(f []policy.Firing) {
+		if policy.MostSevere(f) != flow.Block {
 			b.Fatal(f)
 		}
 	})
@@ -154,7 +155,7 @@ func BenchmarkFireBlocked(b *testing.B) {
 // request handlers do (run with -race).
 func TestFireConcurrent(t *testing.T) {
 	p := benchPolicy(t)
-	done := make(chan []Firing)
+	done := make(chan []policy.Firing)
 	for i := range 8 {
 		go func() {
 			args, vars := benchCall()
@@ -162,7 +163,7 @@ func TestFireConcurrent(t *testing.T) {
 				args["priority"] = "urgent"
 				vars.RecipientDomains = []string{"evil.example"}
 			}
-			var last []Firing
+			var last []policy.Firing
 			for range 200 {
 				last = p.Fire("mail", "send", args, vars, identity)
 			}
@@ -171,7 +172,7 @@ func TestFireConcurrent(t *testing.T) {
 	}
 	for range 8 {
 		f := <-done
-		if len(f) != 0 && MostSevere(f) != flow.Block {
+		if len(f) != 0 && policy.MostSevere(f) != flow.Block {
 			t.Errorf("fired %+v", f)
 		}
 	}
