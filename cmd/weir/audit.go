@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -110,7 +111,14 @@ content and the previous record's hash, and that sequence numbers have no
 gaps, so an edited, inserted, reordered or deleted record is found. It
 prints the head hash: keep it elsewhere to also detect a truncated log.
 
-Exit status: 0 intact, 1 tampered or damaged, 2 the log could not be read.`,
+A torn line, a record cut short mid-line, is what a crash during a write
+leaves: Weir chains the next record past it, so the chain stays intact, but
+the decision it recorded is lost. Verify says so, with the line's number,
+and exits with a status of its own. A torn last line cannot be told apart
+from a log truncated mid-line: check the head against your anchor.
+
+Exit status: 0 intact, 1 tampered or damaged, 2 the log could not be read
+(or does not exist), 3 intact but a write was cut short (a torn line).`,
 		Example: `  weir audit verify
   weir audit verify --file /backup/audit.log`,
 		Args: cobra.NoArgs,
@@ -120,24 +128,83 @@ Exit status: 0 intact, 1 tampered or damaged, 2 the log could not be read.`,
 				return err
 			}
 			f, err := os.Open(path)
+			if errors.Is(err, os.ErrNotExist) {
+				// Not "intact": a wrong --file or WEIR_HOME must not pass a
+				// check that runs from cron.
+				return &exitError{code: 2, err: fmt.Errorf("%s: no audit log here yet (weir run creates it when it starts)", path)}
+			}
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
 			defer f.Close()
 			sum, err := audit.Verify(f)
-			if err != nil {
-				var ve *audit.VerifyError
-				if errors.As(err, &ve) {
-					return &exitError{code: 1, err: fmt.Errorf("%s: audit log is NOT intact: %w", path, err)}
-				}
+			var ve *audit.VerifyError
+			switch {
+			case err == nil && sum.Records == 0:
+				// Only an empty file verifies with no records: a blank or
+				// torn line is an error. weir run opens (creates) the log
+				// before its first decision.
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: empty, no records yet (weir run appends one for each decision)\n", path)
+				return nil
+			case errors.As(err, &ve) && ve.Torn:
+				printIntact(cmd.OutOrStdout(), path, sum)
+				return &exitError{code: 3, err: fmt.Errorf("%s: warning: %s", path, tornWarning(sum))}
+			case ve != nil:
+				return &exitError{code: 1, err: fmt.Errorf("%s: audit log is NOT intact: %w", path, err)}
+			case err != nil:
 				return &exitError{code: 2, err: err}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: intact, %d records (%s … %s)\nhead %s\n", path, sum.Records, sum.First, sum.Last, sum.Head)
+			printIntact(cmd.OutOrStdout(), path, sum)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "", "audit log to verify (default $WEIR_HOME/audit.log)")
 	return cmd
+}
+
+func printIntact(w io.Writer, path string, sum audit.Summary) {
+	fmt.Fprintf(w, "%s: intact, %d records (%s … %s)\nhead %s\n", path, sum.Records, sum.First, sum.Last, sum.Head)
+}
+
+// tornWarning says which lines of an intact chain are torn and what that
+// means, for a log whose only damage is torn lines.
+func tornWarning(sum audit.Summary) string {
+	mid, tail := sum.Torn[:len(sum.Torn)-sum.TornTail], sum.Torn[len(sum.Torn)-sum.TornTail:]
+	var b strings.Builder
+	switch len(mid) {
+	case 0:
+	case 1:
+		fmt.Fprintf(&b, "line %d is a record cut short mid-line: a write was interrupted, usually by a crash, and the decision it recorded is lost; the chain resumes after it.", mid[0])
+	default:
+		fmt.Fprintf(&b, "lines %s are records cut short mid-line: writes were interrupted, usually by a crash, and the decisions they recorded are lost; the chain resumes after each.", joinInts(mid))
+	}
+	if len(tail) == 0 {
+		return b.String()
+	}
+	last := "the last line, " + strconv.Itoa(tail[0]) + ", is"
+	if len(tail) > 1 {
+		last = "the last lines, " + joinInts(tail) + ", are"
+	}
+	if b.Len() > 0 {
+		fmt.Fprintf(&b, " %s%s cut short too", strings.ToUpper(last[:1]), last[1:])
+	} else if len(tail) == 1 {
+		fmt.Fprintf(&b, "%s a record cut short mid-line: a write was interrupted, usually by a crash, and the decision it recorded is lost", last)
+	} else {
+		fmt.Fprintf(&b, "%s records cut short mid-line: writes were interrupted, usually by a crash, and the decisions they recorded are lost", last)
+	}
+	b.WriteString(". A torn last line cannot be told apart from a log truncated mid-line: check the head against an anchor kept elsewhere.")
+	return b.String()
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	if len(s) == 2 {
+		return s[0] + " and " + s[1]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // printer renders records for a terminal: colour when it is one.

@@ -53,9 +53,9 @@
 // Verify reports the first line that breaks the chain as a *[VerifyError]
 // with its line number: bad JSON, a seq gap (a record deleted, inserted or
 // moved), a prev mismatch (a record replaced or forged), a hash mismatch (a
-// record edited), or a non-canonical line. `weir audit verify` should print
-// that line number and reason and exit with status 1: the log has been
-// tampered with, or damaged, at that line.
+// record edited), or a non-canonical line. `weir audit verify` prints that
+// line number and reason and exits with status 1: the log has been tampered
+// with, or damaged, at that line.
 //
 // A torn line is a record cut short mid-line, as a crash during a write
 // leaves it. Append does not stop at one: it ends the torn line and chains
@@ -63,13 +63,18 @@
 // a torn line when the next record chains past it that way, and if nothing
 // else is wrong returns its Summary of all complete records together with a
 // *VerifyError whose Torn field is set, naming the first torn line. For that
-// case `weir audit verify` should say that the chain is intact, give the
-// record count and head as usual, warn with the torn line's number that a
-// write was cut short (usually by a crash; the decision it recorded is
-// lost), and exit with a status of its own (3 is suggested), so scripts can
-// tell damage from tampering. When the torn line is the last line, it should
-// add that this cannot be told apart from truncation and that the head
+// case `weir audit verify` says that the chain is intact, gives the record
+// count and head as usual, warns with the torn line's number that a write
+// was cut short (usually by a crash; the decision it recorded is lost), and
+// exits with a status of its own, 3, so scripts can tell damage from
+// tampering. When the torn line is the last line ([Summary].TornTail), it
+// adds that this cannot be told apart from truncation and that the head
 // should be checked against an anchor (below).
+//
+// An empty log (0 bytes: [Open] creates the file, so a proxy that has not
+// decided anything yet leaves one) verifies with no records, and the
+// command says so and exits 0; a log that does not exist exits 2, like one
+// that cannot be read.
 //
 // # Limits
 //

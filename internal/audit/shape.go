@@ -38,7 +38,8 @@ const (
 // a nil keyed, hashes is nil. Strings left out of the shape are not hashed.
 //
 // Empty or all-blank args (a call without arguments) give a nil shape. Args
-// that are not exactly one JSON value give an error.
+// that are not exactly one valid JSON value give an error, and so do args
+// nested more than jsonrpc.MaxDepth levels deep (see jsonrpc.Valid).
 func Shape(args json.RawMessage, keyed func(string) string) (shape json.RawMessage, hashes map[string]string, err error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return nil, nil, nil

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/weir-sec/weir/internal/jsonrpc"
 )
 
 // testKeyed is a keyed hash as the fingerprint package would supply one.
@@ -150,10 +152,15 @@ func TestShapeErrors(t *testing.T) {
 			t.Errorf("Shape(%.20q) = %s, %v; want an error", in, shape, hashes)
 		}
 	}
-	// Deep nesting past the cap is skipped without recursion.
-	in := strings.Repeat("[", 9000) + strings.Repeat("]", 9000)
+	// Deep nesting past the cap is skipped without recursion, up to the
+	// depth any JSON Weir reads may have; past that it is refused.
+	in := strings.Repeat("[", jsonrpc.MaxDepth) + strings.Repeat("]", jsonrpc.MaxDepth)
 	if _, _, err := Shape(json.RawMessage(in), testKeyed); err != nil {
 		t.Errorf("deep array: %v", err)
+	}
+	in = strings.Repeat("[", jsonrpc.MaxDepth+1) + strings.Repeat("]", jsonrpc.MaxDepth+1)
+	if _, _, err := Shape(json.RawMessage(in), testKeyed); err == nil {
+		t.Errorf("an array nested past jsonrpc.MaxDepth has a shape")
 	}
 }
 

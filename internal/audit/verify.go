@@ -16,7 +16,12 @@ type Summary struct {
 	First   string // Time of the first record
 	Last    string // Time of the last verified record
 	Head    string // Hash of the last verified record: anchor it elsewhere to detect truncation
-	Torn    []int  // line numbers of torn lines the chain resumed past (see VerifyError.Torn)
+	Torn    []int  // line numbers of torn lines (see VerifyError.Torn)
+	// TornTail counts the torn lines that end the log (the last TornTail
+	// of Torn, usually one) with no record after them. A torn last line
+	// cannot be told apart from a log truncated mid-line, so Head should
+	// then be checked against an anchor.
+	TornTail int
 }
 
 // VerifyError names the line where a log stops verifying.
@@ -50,7 +55,7 @@ func (e *VerifyError) Error() string {
 // only if nothing else fails. A torn line that the next record does not chain
 // past is a record cut short after the fact, and is reported as breaking the
 // chain. A torn last line cannot be told apart from a truncated one and is
-// reported as torn.
+// reported as torn, and counted in Summary.TornTail.
 //
 // Errors reading r are returned wrapped, not as a *VerifyError.
 func Verify(r io.Reader) (Summary, error) {
@@ -134,10 +139,20 @@ func Verify(r io.Reader) (Summary, error) {
 	if len(sum.Torn) == 0 {
 		return sum, nil
 	}
+	if tornLine != 0 {
+		for _, n := range sum.Torn {
+			if n >= tornLine {
+				sum.TornTail++
+			}
+		}
+	}
 	e := &VerifyError{Line: sum.Torn[0], Seq: firstTorn, Torn: true}
-	if tornLine == sum.Torn[0] {
+	switch {
+	case tornLine == sum.Torn[0]:
 		e.Reason = "the last record is cut short mid-line: a write was interrupted (a crash?), or the log was truncated"
-	} else {
+	case sum.TornTail > 0:
+		e.Reason = fmt.Sprintf("record cut short mid-line: a write was interrupted (a crash?); the chain resumes after it and all %d complete records verify, but the last line (%d) is cut short too: a crash, or the log was truncated", sum.Records, sum.Torn[len(sum.Torn)-1])
+	default:
 		e.Reason = fmt.Sprintf("record cut short mid-line: a write was interrupted (a crash?); the chain resumes after it and all %d complete records verify", sum.Records)
 	}
 	return sum, e

@@ -20,7 +20,8 @@
 // Expand turns a sink argument into views: the argument itself and every
 // decoding of it (URL, base64 in both alphabets, base32, hex, nested up to
 // four deep), so that base64 of a private document fingerprints like the
-// document.
+// document. It also reports whether it decoded everything it could: an
+// argument can hold more encoded text than the bounds below allow.
 //
 // # Data flow
 //
@@ -31,6 +32,7 @@
 //
 //	sink argument ──Expand──▶ each View.Text ──Prints──▶ Session.PrintSources
 //	                                         ──Tokens──▶ Digest ──▶ Session.DigestSources
+//	              ──Expand's result──▶ false: treat the argument as private
 //
 // A print or digest of a sink argument that some observation also holds
 // attributes the argument to that observation's source; View.Via tells the
@@ -54,4 +56,19 @@
 // and 8×len(s)+64 KiB decoded bytes per argument, so a hostile argument
 // cannot make the engine fingerprint unbounded text. A Hasher is safe for
 // concurrent use; make one per process and share it.
+//
+// # When the bounds are reached
+//
+// Expand spends its budget one depth at a time (breadth first), and within
+// a depth on the longest encoded runs first: every candidate run is
+// decoded and tested, decodings that are binary noise or repeat a view
+// cost nothing, and the rest become views in order of run length, so
+// decoy runs in front of a payload do not push it out unless they are at
+// least as long and there are more of them than the bound. A decoding
+// left out because the views or the bytes ran out makes the expansion
+// incomplete, and Expand returns false: the caller must treat the
+// undecoded remainder as if it could hold anything, and Weir decides as
+// if it were private. The depth limit is a design choice, not a budget:
+// views four decodings deep are not decoded further, and that does not
+// make an expansion incomplete.
 package fingerprint

@@ -1,11 +1,12 @@
 package fingerprint
 
 import (
-	"encoding/base32"
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -43,7 +44,7 @@ type View struct {
 // Expansion bounds. Every view is fingerprinted by the caller, so the
 // bounds cap the caller's work as well as Expand's.
 const (
-	maxDepth = 4  // decodings in a chain
+	maxDepth = 4  // decodings in a chain: a design limit, not a budget
 	maxViews = 64 // views per call, the original included
 	minRun   = 16 // shortest encoded run decoded inside a longer string
 	// Decoded bytes per call: at most 8×len(s) + maxExtra.
@@ -52,8 +53,7 @@ const (
 
 // Expand calls fn with s itself and then with every decoded view of s, so
 // that a secret the agent encoded before passing it to a sink is still
-// seen. Views are produced breadth first, so shallow decodings come before
-// deep ones when a bound is hit, and the order is deterministic.
+// seen, and reports whether it examined every candidate decoding.
 //
 // From each view, Expand tries:
 //   - URL percent-decoding (as url.QueryUnescape, + becoming a space),
@@ -64,112 +64,422 @@ const (
 //     that is at least 16 bytes long, or that is the whole view (after
 //     trimming surrounding whitespace) at any length. A run whose length
 //     cannot be decoded is trimmed to the longest length that can, so a
-//     lost trailing character costs a byte, not the view.
+//     lost trailing character costs a byte, not the view. A run is tried
+//     in every alphabet it belongs to.
 //
 // A decoding becomes a view only if it is valid UTF-8 with at least 80%
 // printable runes (binary noise is not text an agent read), and differs
-// from every view already produced (its parent included). Each view is
-// decoded again, up to 4 decodings deep.
+// from every view already produced (its parent included). A base64 run
+// that lies inside a run of the other base64 alphabet at a multiple of 4
+// characters from its start, where the outer run decoded to text, decodes
+// to a substring of that text and is not made a view of its own; so is
+// such a run of a view that differs from its parent only by + turned into
+// spaces, inside a run of the parent. Each view is decoded again, up to 4
+// decodings deep; views 4 decodings deep are not decoded further, by
+// design, and that does not make the expansion incomplete.
 //
 // The work is bounded: at most 64 views per call (the original included)
-// and at most 8×len(s)+64 KiB decoded bytes in all; expansion stops at
-// whichever is reached first. Each view is scanned a constant number of
-// times, so the time is linear in the bytes produced.
+// and at most 8×len(s)+64 KiB decoded bytes in all. The budget goes to the
+// likeliest payloads first. Views are produced breadth first, one depth at
+// a time; at each depth every candidate of every view of the depth above
+// is decoded and tested, and the ones that decode to new text are made
+// views longest encoded run first (ties: earlier view, then earlier
+// position, then Encoding order), because the payload an attacker hides
+// is usually the longest run. A candidate that decodes to binary noise, or
+// to a view already produced, costs nothing. Each view is scanned a
+// constant number of times, so the time is linear in the bytes produced.
+//
+// complete is false when a decoding to new text was left out because a
+// bound (views or decoded bytes) was reached: the views Expand produced
+// are the longest ones, but the undecoded remainder could hold anything,
+// and the caller must treat it so (Weir decides as if it were private).
+// Views are still produced, up to the bounds, when complete is false.
+// Same input, same views, in the same order, and the same complete.
 //
 // Every View passed to fn has its own Via slice, which fn may keep.
-func Expand(s string, fn func(View)) {
-	e := expander{
-		fn:     fn,
-		budget: 8*len(s) + maxExtra,
-		seen:   map[string]struct{}{s: {}},
-	}
-	fn(View{Text: s})
-	e.views = 1
-	queue := []View{{Text: s}}
-	for len(queue) > 0 && !e.done {
-		v := queue[0]
-		queue = queue[1:]
-		if len(v.Via) >= maxDepth {
-			continue
-		}
-		e.expand(v, &queue)
-	}
+func Expand(s string, fn func(View)) (complete bool) {
+	return expand(s, fn, 8*len(s)+maxExtra)
 }
+
+// expand is Expand with a budget of decoded bytes.
+func expand(s string, fn func(View), budget int) bool {
+	fn(View{Text: s})
+	e := expander{fn: fn, orig: s, budget: budget, views: 1}
+	level := []node{{text: s}}
+	for depth := 0; depth < maxDepth && len(level) > 0; depth++ {
+		if e.incomplete && e.views >= maxViews {
+			break // nothing more can be produced or learnt
+		}
+		level = e.step(level)
+	}
+	return !e.incomplete
+}
+
+// A node is a view awaiting expansion.
+type node struct {
+	text string
+	via  []Encoding
+	// inherit, for a view that is its parent with only + turned into
+	// spaces (same length, same positions), is the parent's base64 runs
+	// that decoded to text. Such a view's hex, base32 and URL-safe base64
+	// runs of minRun or more are exactly its parent's, examined already;
+	// only its standard base64 runs, now split at the spaces, are new.
+	inherit *textRuns
+	// runs collects this view's base64 runs that decoded to text, when it
+	// has such a child.
+	runs *textRuns
+}
+
+// textRuns are the base64 runs of a view that decoded to text, each list
+// in position order and disjoint.
+type textRuns struct{ std, url []span }
 
 type expander struct {
-	fn     func(View)
-	budget int // decoded bytes left
-	views  int
-	done   bool
-	seen   map[string]struct{}
-	buf    []byte // decoded bytes, reused until they become a view
-	src    []byte // the run being decoded, which decoders may modify
+	fn         func(View)
+	orig       string
+	seen       map[string]struct{} // views produced but the original
+	budget     int                 // decoded bytes left
+	views      int
+	incomplete bool
+	pend       pending
+	buf        []byte // decoded bytes, reused until they become a view
+	src        []byte // a copy of the run being decoded
 }
 
-// expand emits and queues the one-step decodings of v.
-func (e *expander) expand(v View, queue *[]View) {
-	s := v.Text
-	if hasURLEscape(s) {
-		e.offer(v, URL, urlDecode(e.buf[:0], s), queue)
+// halted reports that nothing more can be learnt: the expansion is
+// incomplete and no view can be added.
+func (e *expander) halted() bool { return e.incomplete && e.pend.slots == 0 }
+
+func (e *expander) isSeen(b []byte) bool {
+	if string(b) == e.orig {
+		return true
 	}
-	whole := trimSpace(s)
-	// Every run of every alphabet lies inside a run of their union (with
-	// padding). Prose and JSON rarely have a union run long enough to
-	// decode, so most text is skipped by one pass over it.
-	for i := 0; i < len(s) && !e.done; {
-		for i < len(s) && !inUnion[s[i]] {
-			i++
+	_, ok := e.seen[string(b)]
+	return ok
+}
+
+// step decodes every candidate of the views of one depth, makes views of
+// the ones that decode to new text, longest run first, and returns them:
+// the next depth.
+func (e *expander) step(level []node) []node {
+	e.pend.reset(maxViews - e.views)
+	for i := range level {
+		if e.halted() {
+			break
 		}
-		us := i
-		for i < len(s) && inUnion[s[i]] {
-			i++
-		}
-		ue := i
-		if ue-us < minRun && (us != whole.start || ue != whole.end) {
+		e.collect(i, &level[i])
+	}
+	var next []node
+	for _, c := range e.pend.sorted() {
+		if len(c.text) > e.budget {
+			e.incomplete = true
 			continue
 		}
-		for _, a := range encAlphabets {
-			for j := us; j < ue && !e.done; {
-				start, end, pad := a.run(s[:ue], j)
-				if start < 0 {
-					break
-				}
-				j = max(end+pad, start+1)
-				if end-start < minRun && (start != whole.start || end+pad != whole.end || end-start < 2) {
-					continue
-				}
-				e.src = append(e.src[:0], s[start:end]...)
-				if b, ok := a.decode(e.buf[:0], e.src); ok {
-					e.offer(v, a.enc, b, queue)
-				}
+		e.budget -= len(c.text)
+		e.views++
+		if e.seen == nil {
+			e.seen = make(map[string]struct{})
+		}
+		e.seen[c.text] = struct{}{}
+		parent := &level[c.view]
+		via := make([]Encoding, len(parent.via)+1)
+		copy(via, parent.via)
+		via[len(parent.via)] = c.enc
+		n := node{text: c.text, via: slices.Clone(via)}
+		if c.plus {
+			n.inherit = parent.runs
+		}
+		next = append(next, n)
+		e.fn(View{Text: c.text, Via: via})
+	}
+	return next
+}
+
+// collect decodes every candidate of one view and offers the decodings.
+func (e *expander) collect(vi int, n *node) {
+	s := n.text
+	if plus, pct := urlEscapes(s); plus || pct {
+		if !pct {
+			n.runs = &textRuns{}
+		}
+		e.offer(cand{n: len(s), view: vi, enc: URL, plus: !pct}, urlDecode(e.buf[:0], s))
+	}
+	whole := trimSpace(s)
+	var inh [2]cursor
+	if n.inherit != nil {
+		inh = [2]cursor{{spans: n.inherit.std}, {spans: n.inherit.url}}
+	}
+	// Every run of every alphabet lies inside a run of their union (with
+	// padding). Prose and JSON rarely have a union run long enough to
+	// decode, so most text is skipped by one pass over it, which keeps
+	// the length of the current union run without branching on each byte.
+	run := 0
+	for i := 0; i < len(s); i++ {
+		m := unionMask[s[i]]
+		if (run >= minRun || i == whole.end) && m == 0 && run > 0 {
+			if e.unionRun(vi, n, s[:i], i-run, whole, &inh); e.halted() {
+				return
+			}
+		}
+		run = (run + 1) & m
+	}
+	if run > 0 && (run >= minRun || len(s) == whole.end) {
+		e.unionRun(vi, n, s, len(s)-run, whole, &inh)
+	}
+}
+
+// unionRun decodes the runs of every alphabet in the union run s[us:].
+func (e *expander) unionRun(vi int, n *node, s string, us int, whole span, inh *[2]cursor) {
+	ue := len(s)
+	isWhole := us == whole.start && ue == whole.end
+	if ue-us < minRun && !isWhole {
+		return
+	}
+	// A view that is its parent with + turned into spaces has its parent's
+	// hex, base32 and URL-safe base64 runs, decoded already; only a run
+	// that is the whole view may be eligible here and not there.
+	others := n.inherit == nil || isWhole
+	for _, a := range [...]*alphabet{hexAlphabet, base32Alphabet} {
+		for j := us; others && !e.halted(); {
+			start, end, pad := a.next(s, j, whole)
+			if start < 0 {
+				break
+			}
+			j = end + pad
+			if n.inherit != nil && end-start >= minRun {
+				continue
+			}
+			e.decode(vi, a, s, start, end)
+		}
+	}
+	e.base64Runs(vi, n, s, us, whole, inh, others)
+}
+
+// base64Runs decodes the runs of both base64 alphabets in s[us:], in
+// position order, outer runs before the runs inside them, so that a run
+// inside one that decoded to text (at a multiple of 4 characters from its
+// start) is recognised as a substring of that text and skipped.
+func (e *expander) base64Runs(vi int, n *node, s string, us int, whole span, inh *[2]cursor, urlRuns bool) {
+	type run struct {
+		start, end, pad int
+		text            bool
+	}
+	var next, last [2]run
+	fetch := func(k, from int) {
+		start, end, pad := b64Alphabets[k].next(s, from, whole)
+		next[k] = run{start: start, end: end, pad: pad}
+	}
+	fetch(0, us)
+	next[1].start = -1
+	if urlRuns {
+		fetch(1, us)
+	}
+	for !e.halted() {
+		k := 0
+		switch {
+		case next[0].start < 0 && next[1].start < 0:
+			return
+		case next[0].start < 0:
+			k = 1
+		case next[1].start < 0:
+		case next[1].start < next[0].start, next[1].start == next[0].start && next[1].end > next[0].end:
+			k = 1
+		}
+		r := next[k]
+		if k == 0 || urlRuns {
+			fetch(k, r.end+r.pad)
+		}
+		if k == 1 && n.inherit != nil && r.end-r.start >= minRun {
+			continue // the parent's own URL-safe run
+		}
+		if o := last[1-k]; o.start <= r.start && r.end <= o.end && (o.text || o.start == r.start && o.end == r.end) && (r.start-o.start)%4 == 0 {
+			last[k] = r
+			continue // a substring of o's text, or o's decoding itself
+		}
+		if inh[0].covers(r.start, r.end) || inh[1].covers(r.start, r.end) {
+			last[k] = r
+			continue // a substring of the parent's text
+		}
+		r.text = e.decode(vi, b64Alphabets[k], s, r.start, r.end)
+		last[k] = r
+		if r.text && n.runs != nil {
+			if k == 0 {
+				n.runs.std = append(n.runs.std, span{r.start, r.end})
+			} else {
+				n.runs.url = append(n.runs.url, span{r.start, r.end})
 			}
 		}
 	}
 }
 
-// offer turns decoded bytes into a view if they are text and new.
-func (e *expander) offer(parent View, enc Encoding, b []byte, queue *[]View) {
+// A cursor walks a view's inherited text runs, for runs asked about in
+// position order.
+type cursor struct {
+	spans []span
+	i     int
+}
+
+// covers reports whether [start, end) lies inside one of the spans at a
+// multiple of 4 characters from its start.
+func (c *cursor) covers(start, end int) bool {
+	for c.i+1 < len(c.spans) && c.spans[c.i+1].start <= start {
+		c.i++
+	}
+	if c.i >= len(c.spans) {
+		return false
+	}
+	o := c.spans[c.i]
+	return o.start <= start && end <= o.end && (start-o.start)%4 == 0
+}
+
+// decode decodes s[start:end] in alphabet a, offers the result and
+// reports whether it is text.
+func (e *expander) decode(vi int, a *alphabet, s string, start, end int) bool {
+	e.src = append(e.src[:0], s[start:end]...)
+	b, ok := a.decode(e.buf[:0], e.src)
+	if !ok {
+		e.buf = b[:0]
+		return false
+	}
+	return e.offer(cand{n: end - start, view: vi, start: start, enc: a.enc}, b)
+}
+
+// offer queues decoded bytes for the next depth if they are new text, and
+// reports whether they are text.
+func (e *expander) offer(c cand, b []byte) bool {
 	e.buf = b[:0]
-	if e.done || len(b) == 0 || !isText(b) {
-		return
+	if len(b) == 0 || !isText(b) {
+		return false
 	}
-	if _, ok := e.seen[string(b)]; ok {
-		return
+	if !e.isSeen(b) {
+		if dropped := e.pend.add(c, b); dropped >= minEvidence {
+			e.incomplete = true
+		}
 	}
-	if e.views >= maxViews || len(b) > e.budget {
-		e.done = true
-		return
+	return true
+}
+
+// minEvidence is the shortest decoded text that can hold evidence of a
+// leak: a secret token ([Tokens] finds none shorter) or a fingerprint
+// (K normalised characters). A shorter decoding left out for want of room
+// cannot have hidden private data, so it does not make an expansion
+// incomplete: binary-ish base32 stretches inside a large base64 blob would
+// otherwise make every big attachment "undecodable".
+const minEvidence = minToken
+
+// A cand is a decoding to new text, waiting for its turn to be a view.
+type cand struct {
+	text  string
+	n     int // length of the encoded run (the whole view for URL)
+	view  int // index of the parent in its depth
+	start int
+	enc   Encoding
+	plus  bool // URL decoding that only turned + into spaces
+	idx   int  // in pending.h
+}
+
+// compare orders candidates by when they become views: the longer run
+// first, then the earlier view, the earlier position, the lower Encoding.
+// Two candidates never tie.
+func (c *cand) compare(d *cand) int {
+	return cmp.Or(cmp.Compare(d.n, c.n), cmp.Compare(c.view, d.view), cmp.Compare(c.start, d.start), cmp.Compare(c.enc, d.enc))
+}
+
+func (c *cand) before(d *cand) bool { return c.compare(d) < 0 }
+
+// pending holds the best candidates of one depth, at most slots of them,
+// one per distinct text: a heap with the last in order at its root.
+type pending struct {
+	slots int
+	h     []*cand
+	index map[string]*cand
+}
+
+func (p *pending) reset(slots int) {
+	p.slots = max(slots, 0)
+	p.h = p.h[:0]
+	clear(p.index)
+}
+
+// add keeps a candidate if it is among the best slots. When a distinct
+// text is dropped (this one, or one it displaced) it returns that text's
+// length, else -1.
+func (p *pending) add(c cand, b []byte) int {
+	if old, ok := p.index[string(b)]; ok {
+		if c.before(old) {
+			c.text, c.idx = old.text, old.idx
+			*old = c
+			p.down(old.idx)
+		}
+		return -1
 	}
-	e.views++
-	e.budget -= len(b)
-	text := string(b)
-	e.seen[text] = struct{}{}
-	via := make([]Encoding, len(parent.Via)+1)
-	copy(via, parent.Via)
-	via[len(parent.Via)] = enc
-	v := View{Text: text, Via: via}
-	*queue = append(*queue, View{Text: text, Via: slices.Clone(via)})
-	e.fn(v)
+	dropped := -1
+	if len(p.h) >= p.slots {
+		if p.slots == 0 || !c.before(p.h[0]) {
+			return len(b)
+		}
+		dropped = len(p.h[0].text)
+		delete(p.index, p.h[0].text)
+		last := len(p.h) - 1
+		p.swap(0, last)
+		p.h = p.h[:last]
+		p.down(0)
+	}
+	c.text = string(b)
+	nc := &c
+	nc.idx = len(p.h)
+	p.h = append(p.h, nc)
+	p.up(nc.idx)
+	if p.index == nil {
+		p.index = make(map[string]*cand)
+	}
+	p.index[nc.text] = nc
+	return dropped
+}
+
+// sorted returns the candidates in the order they become views.
+func (p *pending) sorted() []*cand {
+	slices.SortFunc(p.h, (*cand).compare)
+	return p.h
+}
+
+// later orders the heap: the candidate that becomes a view last is at the
+// root.
+func (p *pending) later(i, j int) bool { return p.h[j].before(p.h[i]) }
+
+func (p *pending) swap(i, j int) {
+	p.h[i], p.h[j] = p.h[j], p.h[i]
+	p.h[i].idx, p.h[j].idx = i, j
+}
+
+func (p *pending) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !p.later(i, parent) {
+			return
+		}
+		p.swap(i, parent)
+		i = parent
+	}
+}
+
+// down moves h[i] toward the leaves after it moved earlier in order.
+func (p *pending) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(p.h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(p.h) && p.later(r, l) {
+			m = r
+		}
+		if !p.later(m, i) {
+			return
+		}
+		p.swap(i, m)
+		i = m
+	}
 }
 
 // isText reports valid UTF-8 with at least 80% printable runes; tabs and
@@ -217,19 +527,20 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
-// hasURLEscape reports a %XX escape or a +.
-func hasURLEscape(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '+':
-			return true
-		case '%':
-			if i+2 < len(s) && isHexDigit(s[i+1]) && isHexDigit(s[i+2]) {
-				return true
-			}
+// urlEscapes reports whether s holds a + and whether it holds a %XX
+// escape.
+func urlEscapes(s string) (plus, pct bool) {
+	plus = strings.IndexByte(s, '+') >= 0
+	for i := 0; ; i++ {
+		j := strings.IndexByte(s[i:], '%')
+		if j < 0 {
+			return plus, false
+		}
+		i += j
+		if i+2 < len(s) && isHexDigit(s[i+1]) && isHexDigit(s[i+2]) {
+			return plus, true
 		}
 	}
-	return false
 }
 
 // urlDecode appends the percent-decoding of s to dst: %XX becomes the byte,
@@ -262,54 +573,87 @@ func unhex(c byte) byte {
 // An alphabet finds and decodes runs of one encoding.
 type alphabet struct {
 	enc    Encoding
-	in     [256]bool                            // bytes of the alphabet, padding excluded
-	maxPad int                                  // '=' bytes that may follow a run
-	decode func(dst, run []byte) ([]byte, bool) // may modify run
+	mask   [256]int // all ones for the bytes of the alphabet, padding excluded
+	maxPad int      // '=' bytes that may follow a run
+	decode func(dst, run []byte) ([]byte, bool)
 }
 
-// run finds the first run of the alphabet at or after i and returns its
-// bounds and the padding after it, or start = −1.
+// next finds the first run of the alphabet at or after i that is
+// decoded: one of at least minRun bytes, or one of at least 2 that is the
+// whole (trimmed) view with its padding. It returns the run's bounds and
+// the padding after it, or start = −1. Only the length of the current run
+// is kept while scanning, without branching on each byte.
+func (a *alphabet) next(s string, i int, whole span) (start, end, pad int) {
+	if i == whole.start {
+		if start, end, pad = a.run(s, i); start == i && end+pad == whole.end && end-start >= 2 {
+			return start, end, pad
+		}
+	}
+	run := 0
+	for ; i < len(s); i++ {
+		m := a.mask[s[i]]
+		if run >= minRun && m == 0 {
+			break
+		}
+		run = (run + 1) & m
+	}
+	if run < minRun {
+		return -1, -1, 0
+	}
+	return i - run, i, a.padding(s, i)
+}
+
+// run finds the first run of the alphabet at or after i, of any length,
+// and returns its bounds and the padding after it, or start = −1.
 func (a *alphabet) run(s string, i int) (start, end, pad int) {
-	for i < len(s) && !a.in[s[i]] {
+	for i < len(s) && a.mask[s[i]] == 0 {
 		i++
 	}
 	if i == len(s) {
 		return -1, -1, 0
 	}
 	start = i
-	for i < len(s) && a.in[s[i]] {
+	for i < len(s) && a.mask[s[i]] != 0 {
 		i++
 	}
-	end = i
-	for i < len(s) && pad < a.maxPad && s[i] == '=' {
-		i++
+	return start, i, a.padding(s, i)
+}
+
+// padding counts the = bytes at s[i:] that may follow a run.
+func (a *alphabet) padding(s string, i int) (pad int) {
+	for i+pad < len(s) && pad < a.maxPad && s[i+pad] == '=' {
 		pad++
 	}
-	return start, end, pad
+	return pad
 }
 
-var encAlphabets = []*alphabet{
-	newAlphabet(Hex, "0123456789abcdefABCDEF", 0, decodeHex),
-	newAlphabet(Base32, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz234567", 6, decodeBase32),
-	newAlphabet(Base64, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 2, decodeBase64(base64.RawStdEncoding)),
-	newAlphabet(Base64URL, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 2, decodeBase64(base64.RawURLEncoding)),
-}
+var (
+	hexAlphabet    = newAlphabet(Hex, "0123456789abcdefABCDEF", 0, decodeHex)
+	base32Alphabet = newAlphabet(Base32, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz234567", 6, decodeBase32)
+	// b64Alphabets are standard and URL-safe base64, in that order.
+	b64Alphabets = [2]*alphabet{
+		newAlphabet(Base64, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 2, decodeBase64(base64.RawStdEncoding)),
+		newAlphabet(Base64URL, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 2, decodeBase64(base64.RawURLEncoding)),
+	}
+	encAlphabets = []*alphabet{hexAlphabet, base32Alphabet, b64Alphabets[0], b64Alphabets[1]}
+)
 
-// inUnion marks the bytes of any alphabet, and padding.
-var inUnion = func() (u [256]bool) {
+// unionMask is all ones for the bytes of any alphabet, and padding, and
+// zero for the rest.
+var unionMask = func() (u [256]int) {
 	for _, a := range encAlphabets {
-		for c, in := range a.in {
-			u[c] = u[c] || in
+		for c, m := range a.mask {
+			u[c] |= m
 		}
 	}
-	u['='] = true
+	u['='] = -1
 	return u
 }()
 
 func newAlphabet(enc Encoding, chars string, maxPad int, decode func(dst, run []byte) ([]byte, bool)) *alphabet {
 	a := &alphabet{enc: enc, maxPad: maxPad, decode: decode}
 	for i := 0; i < len(chars); i++ {
-		a.in[chars[i]] = true
+		a.mask[chars[i]] = -1
 	}
 	return a
 }
@@ -322,23 +666,45 @@ func decodeHex(dst, run []byte) ([]byte, bool) {
 	return dst, err == nil
 }
 
-var base32Raw = base32.StdEncoding.WithPadding(base32.NoPadding)
+// base32Val maps a byte of the base32 alphabet, in either case, to its
+// value, and every other byte to 0xff.
+var base32Val = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567" {
+		t[c] = byte(i)
+		if 'A' <= c && c <= 'Z' {
+			t[c+'a'-'A'] = byte(i)
+		}
+	}
+	return t
+}()
 
 // base32Usable maps len(run)%8 to the longest decodable length of that
 // residue: 1, 3 and 6 characters cannot end a quantum.
 var base32Usable = [8]int{0, 0, 2, 2, 4, 5, 5, 7}
 
+// decodeBase32 decodes a run without padding, as base32.StdEncoding
+// would with padding removed and any case, without allocating; the bits
+// of an incomplete last byte are dropped.
 func decodeBase32(dst, run []byte) ([]byte, bool) {
 	run = run[:len(run)/8*8+base32Usable[len(run)%8]]
-	for i, c := range run {
-		if 'a' <= c && c <= 'z' {
-			run[i] = c - ('a' - 'A')
+	dst = slices.Grow(dst, len(run)*5/8)
+	var acc uint64
+	bits := 0
+	for _, c := range run {
+		v := base32Val[c]
+		if v == 0xff {
+			return dst, false
+		}
+		acc = acc<<5 | uint64(v)
+		if bits += 5; bits >= 8 {
+			bits -= 8
+			dst = append(dst, byte(acc>>bits))
 		}
 	}
-	n := base32Raw.DecodedLen(len(run))
-	dst = slices.Grow(dst, n)[:n]
-	n, err := base32Raw.Decode(dst, run)
-	return dst[:n], err == nil
+	return dst, true
 }
 
 // decodeBase64 decodes a run without padding; a run of 4k+1 characters

@@ -6,6 +6,8 @@
 // for a line over the limit, still recovers its id so the request can be
 // answered), [Parse] classifies a line with the go-sdk's jsonrpc types, and
 // [Writer] writes whole lines atomically when two pumps share one output.
+// Nothing here recurses over JSON, and [Valid] and [Parse] refuse values
+// nested more than [MaxDepth] levels before any recursive parser sees them.
 // The error responses Weir itself originates are built here too, with the
 // JSON-RPC error codes as named constants.
 package jsonrpc

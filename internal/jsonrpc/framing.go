@@ -160,9 +160,43 @@ type envelopeScanner struct {
 const maxEnvelopeValue = 512
 
 func (s *envelopeScanner) feed(p []byte) {
-	for _, c := range p {
-		s.step(c)
+	for i := 0; i < len(p); i++ {
+		if s.depth > 1 {
+			if i = s.skipNested(p, i); i == len(p) {
+				return
+			}
+		}
+		s.step(p[i])
 	}
+}
+
+// skipNested consumes p from i while the scanner is inside a nested value,
+// where only quotes, escapes and brackets change its state (see step), and
+// returns the index of the first byte it left for step. Most of a message
+// is nested, so this keeps oversized and deep lines cheap to scan.
+func (s *envelopeScanner) skipNested(p []byte, i int) int {
+	for i < len(p) && s.depth > 1 {
+		c := p[i]
+		i++
+		switch {
+		case s.escaped:
+			s.escaped = false
+		case s.inString:
+			switch c {
+			case '\\':
+				s.escaped = true
+			case '"':
+				s.inString = false
+			}
+		case c == '"':
+			s.inString = true
+		case c == '{' || c == '[':
+			s.depth++
+		case c == '}' || c == ']':
+			s.depth--
+		}
+	}
+	return i
 }
 
 func (s *envelopeScanner) step(c byte) {

@@ -227,14 +227,62 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
+// checkScanner compares the envelope scanner's fast path for nested
+// values with plain step-by-step scanning, fed whole and in pieces.
+func checkScanner(t *testing.T, in []byte) {
+	t.Helper()
+	var slow envelopeScanner
+	for _, c := range in {
+		slow.step(c)
+	}
+	for _, piece := range []int{len(in) + 1, 7, 1} {
+		var fast envelopeScanner
+		for rest := in; len(rest) > 0; {
+			n := min(piece, len(rest))
+			fast.feed(rest[:n])
+			rest = rest[n:]
+		}
+		if string(fast.id()) != string(slow.id()) || fast.method() != slow.method() || fast.depth != slow.depth {
+			t.Fatalf("%q in pieces of %d: id %q method %q depth %d, stepwise %q %q %d", in, piece,
+				fast.id(), fast.method(), fast.depth, slow.id(), slow.method(), slow.depth)
+		}
+	}
+}
+
+func TestEnvelopeScannerNested(t *testing.T) {
+	for _, in := range []string{
+		`{"params":{"a":"x\"y\\","id":2},"id":3,"method":"m"}`,
+		`{"params":[["]","\\"],{"id":"z"}],"method":"tools/call","id":"q\"r"}`,
+		`{"a":[[[1]]]]]],"id":4}`,
+		`{"a":{"b":"unterminated,"id":5}`,
+		`]]]{"id":6}`,
+	} {
+		checkScanner(t, []byte(in))
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"x"}`))
 	f.Add([]byte(`[1,2]`))
 	f.Add([]byte(`{"id":`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"m","params":{"a":"[{\"}"}}`))
+	// Nesting at the depth limit, one past it, and past encoding/json's
+	// own limit. (The 2,000,000 levels of the reported stack overflow are
+	// in TestDeepLines: seeds that size would stall the fuzzer.)
+	f.Add(append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":`), nest(MaxDepth-2, "[", "]")...), '}'))
+	f.Add(append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":`), nest(MaxDepth-1, `{"a":`, "}")...), '}'))
+	f.Add(append(append([]byte(`{"jsonrpc":"2.0","id":"d","method":"x","params":`), nest(12_000, "[", "]")...), '}'))
+	f.Add(bytes.Repeat([]byte(`{"a":`), 3*MaxDepth))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		m, err := Parse(in)
 		if err == nil && m == nil {
 			t.Fatal("nil message without error")
+		}
+		if err == nil && !Valid(in) {
+			t.Fatalf("Parse accepted %q, which Valid refuses", in)
+		}
+		if len(in) < 1<<16 {
+			checkScanner(t, in)
 		}
 		var bad *BadMessageError
 		if err != nil && !errors.As(err, &bad) {
@@ -259,12 +307,26 @@ func FuzzParse(f *testing.F) {
 // FuzzSkipValue checks the hand-written skipper against encoding/json on
 // every valid JSON value: it must end exactly where the value ends.
 func FuzzSkipValue(f *testing.F) {
-	for _, s := range []string{`"a\\\"b"`, `{"a":[1,{"b":"}"}]}`, `"\\"`, `[ "x" , 2 ]`, `-1.5e3`, `true`, `{"k":"\u0022"}`} {
+	for _, s := range []string{`"a\\\"b"`, `{"a":[1,{"b":"}"}]}`, `"\\"`, `[ "x" , 2 ]`, `-1.5e3`, `true`, `{"k":"\u0022"}`, `[["\"[",{"]":[]}]]`} {
 		f.Add([]byte(s))
 	}
+	f.Add(nest(MaxDepth, "[", "]"))
+	f.Add(nest(MaxDepth+1, `{"a":`, "}"))
+	f.Add(mixed(MaxDepth + 1))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if !json.Valid(in) {
 			return
+		}
+		// The depth bound agrees with encoding/json's tokenizer, at small
+		// limits so the fuzzer reaches them.
+		depth := jsonDepth(t, in)
+		for limit := range 6 {
+			if got := nestsDeeper(in, limit); got != (depth > limit) {
+				t.Fatalf("nestsDeeper(%q, %d) = %v; the value nests %d levels", in, limit, got, depth)
+			}
+		}
+		if Valid(in) == (depth > MaxDepth) {
+			t.Fatalf("Valid(%q) = %v at depth %d", in, Valid(in), depth)
 		}
 		dec := json.NewDecoder(bytes.NewReader(in))
 		var v json.RawMessage

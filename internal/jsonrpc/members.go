@@ -2,10 +2,14 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	segjson "github.com/segmentio/encoding/json"
@@ -18,33 +22,75 @@ import (
 // messages instead of guessing.
 var ErrDuplicateKey = errors.New("duplicate member name")
 
-// Valid reports whether data is one valid JSON value.
-func Valid(data []byte) bool { return segjson.Valid(data) }
+// Valid reports whether data is one valid JSON value nested at most
+// MaxDepth levels deep. The depth is checked first, without recursion, so
+// the recursive parser behind the rest of the check never sees a value
+// deep enough to exhaust its stack.
+func Valid(data []byte) bool { return !TooDeep(data) && segjson.Valid(data) }
 
 // Members calls fn for each member of the JSON object obj, in order, with
 // its exact (unescaped) name and raw value. obj must be valid JSON; a
 // non-object is an error, and so is a repeated name, compared without
 // regard to case (ErrDuplicateKey). The value slices alias obj.
 func Members(obj []byte, fn func(name string, value []byte) error) error {
+	_, err := members(obj, noLimit, fn)
+	return err
+}
+
+// members is Members with a depth limit (see eachMember), returning the
+// index just past the object.
+func members(obj []byte, limit int, fn func(name string, value []byte) error) (int, error) {
 	var seen [8]string // most messages have few members: no map
 	names := seen[:0]
-	return eachMember(obj, func(name string, value []byte) error {
-		for _, n := range names {
-			// Case-folded too: encoding/json matches struct fields without
-			// regard to case, so a Go server would read "NAME" as "name".
-			if strings.EqualFold(n, name) {
-				return fmt.Errorf("%w %q", ErrDuplicateKey, name)
+	var folded map[string]struct{} // past a few names: linear time, not quadratic
+	return eachMember(obj, limit, func(name string, value []byte) error {
+		// Case-folded too: encoding/json matches struct fields without
+		// regard to case, so a Go server would read "NAME" as "name".
+		dup := false
+		if folded == nil {
+			for _, n := range names {
+				dup = dup || strings.EqualFold(n, name)
 			}
+			names = append(names, name)
+			if len(names) > 16 {
+				folded = make(map[string]struct{}, 2*len(names))
+				for _, n := range names {
+					folded[foldKey(n)] = struct{}{}
+				}
+			}
+		} else {
+			k := foldKey(name)
+			_, dup = folded[k]
+			folded[k] = struct{}{}
 		}
-		names = append(names, name)
+		if dup {
+			return fmt.Errorf("%w %q", ErrDuplicateKey, name)
+		}
 		return fn(name, value)
 	})
+}
+
+// foldKey maps a name to the same key as every name strings.EqualFold
+// takes for it: each rune becomes the smallest rune of its case-folding
+// orbit.
+func foldKey(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		b.WriteRune(m)
+	}
+	return b.String()
 }
 
 // EachMember is Members without the duplicate check: it visits every
 // member, repeats included, which is what a scan for leaked data wants.
 func EachMember(obj []byte, fn func(name string, value []byte) error) error {
-	return eachMember(obj, fn)
+	_, err := eachMember(obj, noLimit, fn)
+	return err
 }
 
 // EachElement calls fn for each element of the JSON array arr, which must
@@ -70,33 +116,49 @@ func EachElement(arr []byte, fn func(i int, value []byte) error) error {
 	}
 }
 
-func eachMember(obj []byte, fn func(name string, value []byte) error) error {
+// noLimit is the depth limit of the exported walkers, which take valid
+// (so already bounded) JSON.
+const noLimit = math.MaxInt
+
+// eachMember walks the members of obj and returns the index just past its
+// closing brace. It reads any bytes without recursing; on a member value
+// nesting more than limit levels (the object itself not counted) it stops
+// with errTooDeep.
+func eachMember(obj []byte, limit int, fn func(name string, value []byte) error) (int, error) {
 	i := SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return errors.New("not a JSON object")
+		return i, errors.New("not a JSON object")
 	}
 	i++
 	for {
 		i = SkipSpace(obj, i)
 		if i < len(obj) && obj[i] == '}' {
-			return nil
+			return i + 1, nil
 		}
 		if i >= len(obj) || obj[i] != '"' {
-			return errors.New("malformed object")
+			return i, errors.New("malformed object")
 		}
-		end := SkipString(obj, i)
+		// Parse walks the envelope before it validates, so this reads
+		// anything: an unterminated name ends the walk.
+		end, closed := skipString(obj, i)
+		if !closed {
+			return i, errors.New("malformed object")
+		}
 		name, err := Unquote(obj[i:end])
 		if err != nil {
-			return err
+			return i, err
 		}
 		i = SkipSpace(obj, end)
 		if i >= len(obj) || obj[i] != ':' {
-			return errors.New("malformed object")
+			return i, errors.New("malformed object")
 		}
 		start := SkipSpace(obj, i+1)
-		i = SkipValue(obj, start)
+		var deep bool
+		if i, deep = skipValue(obj, start, limit); deep {
+			return i, errTooDeep
+		}
 		if err := fn(name, obj[start:i]); err != nil {
-			return err
+			return i, err
 		}
 		i = SkipSpace(obj, i)
 		if i < len(obj) && obj[i] == ',' {
@@ -108,6 +170,9 @@ func eachMember(obj []byte, fn func(name string, value []byte) error) error {
 // Unquote decodes the JSON string literal s as encoding/json does,
 // invalid UTF-8 becoming U+FFFD.
 func Unquote(s []byte) (string, error) {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return "", errors.New("not a JSON string")
+	}
 	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
 		return string(s[1 : len(s)-1]), nil
 	}
@@ -127,13 +192,19 @@ func SkipSpace(b []byte, i int) int {
 }
 
 // SkipString returns the index just past the JSON string starting at b[i].
-// It jumps from quote to quote (bytes.IndexByte is vectorised), checking
-// each for an escaping backslash, so long strings cost little.
+// It jumps from quote to quote (see indexQuote), checking each for an
+// escaping backslash, so long strings cost little.
 func SkipString(b []byte, i int) int {
+	end, _ := skipString(b, i)
+	return end
+}
+
+// skipString is SkipString that also reports whether the string is closed.
+func skipString(b []byte, i int) (int, bool) {
 	for i++; i < len(b); {
-		j := bytes.IndexByte(b[i:], '"')
+		j := indexQuote(b[i:])
 		if j < 0 {
-			return len(b)
+			return len(b), false
 		}
 		q := i + j
 		n := 0 // backslashes right before the quote
@@ -141,23 +212,62 @@ func SkipString(b []byte, i int) int {
 			n++
 		}
 		if n%2 == 0 {
-			return q + 1
+			return q + 1, true
 		}
 		i = q + 1
 	}
-	return len(b)
+	return len(b), false
+}
+
+// indexQuote is bytes.IndexByte(b, '"') with a fast path for the short
+// strings (member names, ids, enum values) that make up most of a message:
+// it looks at the first 16 bytes eight at a time, in a register, before
+// paying for the call to the vectorised search.
+func indexQuote(b []byte) int {
+	const (
+		quotes = 0x2222222222222222
+		ones   = 0x0101010101010101
+		highs  = 0x8080808080808080
+	)
+	if len(b) >= 8 {
+		// u has a zero byte exactly where b has a quote; the lowest set
+		// bit of the mask marks the first one (a borrow can only mark
+		// bytes above a real zero, never below).
+		u := binary.LittleEndian.Uint64(b) ^ quotes
+		if m := (u - ones) &^ u & highs; m != 0 {
+			return bits.TrailingZeros64(m) / 8
+		}
+		if len(b) >= 16 {
+			u = binary.LittleEndian.Uint64(b[8:]) ^ quotes
+			if m := (u - ones) &^ u & highs; m != 0 {
+				return 8 + bits.TrailingZeros64(m)/8
+			}
+			if j := bytes.IndexByte(b[16:], '"'); j >= 0 {
+				return 16 + j
+			}
+			return -1
+		}
+	}
+	return bytes.IndexByte(b, '"')
 }
 
 // SkipValue returns the index just past the JSON value starting at b[i],
 // which must be valid JSON (see Valid). It does not recurse, so nesting
 // depth costs no stack.
 func SkipValue(b []byte, i int) int {
+	end, _ := skipValue(b, i, noLimit)
+	return end
+}
+
+// skipValue is SkipValue that stops, reporting true, where the value nests
+// more than limit levels deep.
+func skipValue(b []byte, i, limit int) (int, bool) {
 	if i >= len(b) {
-		return i
+		return i, false
 	}
 	switch b[i] {
 	case '"':
-		return SkipString(b, i)
+		return SkipString(b, i), false
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {
@@ -166,22 +276,25 @@ func SkipValue(b []byte, i int) int {
 				i = SkipString(b, i) - 1
 			case '{', '[':
 				depth++
+				if depth > limit {
+					return i, true
+				}
 			case '}', ']':
 				depth--
 				if depth == 0 {
-					return i + 1
+					return i + 1, false
 				}
 			}
 		}
-		return len(b)
+		return len(b), false
 	default:
 		for ; i < len(b); i++ {
 			switch b[i] {
 			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
+				return i, false
 			}
 		}
-		return i
+		return i, false
 	}
 }
 
@@ -191,7 +304,7 @@ func SkipValue(b []byte, i int) int {
 func ReplaceMember(obj []byte, name string, value []byte) ([]byte, bool) {
 	var start, end int
 	found := false
-	_ = eachMember(obj, func(n string, v []byte) error {
+	_, _ = eachMember(obj, noLimit, func(n string, v []byte) error {
 		if n == name && !found {
 			// v aliases obj, so its offset is the difference in capacity.
 			start = cap(obj) - cap(v)

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // The go-sdk's wire types, re-exported so the rest of Weir names one package.
@@ -53,18 +55,23 @@ func (e *BadMessageError) Error() string { return e.Reason }
 // message. Params, Result and Error data alias line.
 //
 // It reads the envelope with exact member names and refuses duplicates
-// (see ErrDuplicateKey), and accepts what the go-sdk's DecodeMessage
-// accepts otherwise: this is the relay's hot path, so it validates once and
-// does not copy.
+// (see ErrDuplicateKey), refuses values nested past MaxDepth (code
+// CodeInvalidRequest, with the id when the top-level id is readable), and
+// accepts what the go-sdk's DecodeMessage accepts otherwise: this is the
+// relay's hot path, so it validates once and does not copy.
 func Parse(line []byte) (Message, error) {
-	if !Valid(line) {
-		return nil, diagnose(line, nil)
-	}
 	var (
 		version, method, params, result, errv, id []byte
 		hasMethod                                 bool
 	)
-	err := Members(line, func(name string, v []byte) error {
+	// One pass reads the envelope and bounds the nesting depth (it does not
+	// recurse and needs no valid JSON); the recursive validator then runs
+	// only over the bytes that pass has bounded, so a deep line costs no
+	// stack and a message costs no separate depth pass.
+	end, err := members(line, MaxDepth-1, func(name string, v []byte) error {
+		if err := caseVariant(name, envelopeMembers); err != nil {
+			return err
+		}
 		switch name {
 		case "jsonrpc":
 			version = v
@@ -82,7 +89,11 @@ func Parse(line []byte) (Message, error) {
 		return nil
 	})
 	if err != nil {
+		// diagnose checks the depth and validity of the whole line first.
 		return nil, diagnose(line, err)
+	}
+	if SkipSpace(line, end) < len(line) || !segjson.Valid(line[:end]) {
+		return nil, diagnose(line, nil)
 	}
 	if string(version) != `"2.0"` {
 		return nil, diagnose(line, fmt.Errorf("invalid message version tag %s; expected \"2.0\"", orMissing(version)))
@@ -114,6 +125,27 @@ func Parse(line []byte) (Message, error) {
 	return resp, nil
 }
 
+// oneExactID reports whether a valid envelope has exactly one member whose
+// name is "id" in any case, and that one is spelled "id": then a message
+// refused for another member's ambiguity can still be answered under it.
+func oneExactID(obj []byte) bool {
+	n, exact := 0, false
+	_ = EachMember(obj, func(name string, _ []byte) error {
+		if strings.EqualFold(name, "id") {
+			n++
+			exact = name == "id"
+		}
+		return nil
+	})
+	return n == 1 && exact
+}
+
+// envelopeMembers are the members of a JSON-RPC envelope. One written in
+// another case ("Method") is refused: a Go peer decoding the envelope into
+// a struct would read it as the real one, and Weir, reading names exactly,
+// would not — a call Weir took for a response would run unjudged.
+var envelopeMembers = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+
 func nullable(v []byte) json.RawMessage {
 	if len(v) == 0 {
 		return nil
@@ -130,6 +162,13 @@ func orMissing(v []byte) string {
 
 func diagnose(line []byte, cause error) *BadMessageError {
 	trimmed := bytes.TrimSpace(line)
+	if errors.Is(cause, errTooDeep) || TooDeep(trimmed) {
+		// Refused before parsing, valid or not: the parsers recurse per
+		// level. The envelope scanner does not, and holds O(1) state.
+		var sc envelopeScanner
+		sc.feed(trimmed)
+		return &BadMessageError{Code: CodeInvalidRequest, ID: sc.id(), Reason: fmt.Sprintf("invalid request: %v", errTooDeep)}
+	}
 	if !Valid(trimmed) {
 		// Recover the id where one can be read, so a cut-off or damaged
 		// request (or response) still gets matched to its answer.
@@ -147,7 +186,7 @@ func diagnose(line []byte, cause error) *BadMessageError {
 	var sc envelopeScanner
 	sc.feed(trimmed)
 	id := sc.id()
-	if errors.Is(cause, ErrDuplicateKey) {
+	if IsAmbiguous(cause) && !oneExactID(trimmed) {
 		id = nil // which id is meant is exactly what is ambiguous
 	}
 	return &BadMessageError{
