@@ -1,13 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,14 +18,17 @@ import (
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/policy"
 	"github.com/weir-sec/weir/internal/policy/policyfile"
+	"github.com/weir-sec/weir/internal/relay"
+	"github.com/weir-sec/weir/internal/store"
 )
 
 type checkFlags struct {
-	tool    string
-	args    string
-	labels  string
-	session string
-	json    bool
+	tool       string
+	args       string
+	labels     string
+	session    string
+	definition string
+	json       bool
 }
 
 func newPolicyCheckCmd() *cobra.Command {
@@ -37,9 +42,14 @@ rule and the reasons.
 
 --session FILE describes what the session read before the call: a JSON list
 of {"tool": "server/tool", "labels": ["private"|"untrusted"], "text": "..."}.
-The tool's labels come from the policy and the tool's name, as weir run
-labels a tool it has not seen listed; --labels adds labels, as the server's
-annotations would. Rate limits are not counted here.
+The tool's labels come from the policy and, with --definition FILE, the
+tool's definition as the server lists it (one definition, a list of them or
+a whole tools/list result), exactly as weir run labels a listed tool;
+without it, from the tool's name alone, as weir run labels a tool called
+before any tools/list. --labels adds labels, as the server's annotations
+would. The decision is gathered and made by the same code weir run uses
+(paths resolved on disk, the session from --session); rate limits start
+from zero.
 
 Exit status: 0 the policy is valid and the call is allowed (or only
 warned); 1 the call is blocked or escalated; 2 the policy is invalid or the
@@ -56,6 +66,7 @@ input cannot be read.`,
 	cmd.Flags().StringVar(&f.args, "args", "{}", "the call's arguments, a JSON object")
 	cmd.Flags().StringVar(&f.labels, "labels", "", "labels to add to the tool, comma-separated (as annotations would)")
 	cmd.Flags().StringVar(&f.session, "session", "", "JSON file of earlier results the session read")
+	cmd.Flags().StringVar(&f.definition, "definition", "", "JSON file with the tool's definition (or a tools/list result) to label it from, as weir run does once the server lists it")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -151,18 +162,25 @@ func dryRun(pol *policy.Policy, f checkFlags, res *checkResult) error {
 	if err != nil {
 		return err
 	}
-	var mirror flow.Session
+	// The session lives in memory: the reads of --session, recorded as
+	// weir run records results.
+	const session = "policy-check"
+	st := store.NewMemory()
 	if f.session != "" {
-		if err := loadSession(f.session, h, &mirror); err != nil {
+		if err := loadSession(f.session, h, st, session); err != nil {
 			return err
 		}
 	}
-	def := engine.ToolDef{Name: tool}
-	for k := range argsObj {
-		def.Params = append(def.Params, k)
+	// Labels as weir run gives them: from the definitions the server
+	// listed (--definition), else from the tool's name alone, as for a tool
+	// called before any tools/list.
+	var defs []engine.ToolDef
+	if f.definition != "" {
+		if defs, err = loadDefinition(f.definition, server, tool); err != nil {
+			return err
+		}
 	}
-	slices.Sort(def.Params)
-	labels := engine.Label(pol, server, def)
+	labels := engine.LabelDefs(pol, server, tool, defs)
 	for _, l := range strings.Split(f.labels, ",") {
 		if l = strings.TrimSpace(l); l == "" {
 			continue
@@ -174,29 +192,58 @@ func dryRun(pol *policy.Policy, f checkFlags, res *checkResult) error {
 		labels.Labels |= lb
 		labels.Why = append(labels.Why, lb.String()+": --labels")
 	}
-	call := engine.Call{Server: server, Tool: tool, Labels: labels, Args: json.RawMessage(f.args)}
 	home, _ := os.UserHomeDir()
 	cwd, _ := os.Getwd()
-	for _, name := range pol.PathArgs(server, tool) {
-		if s, ok := argsObj[name].(string); ok {
-			if p, err := policyfile.ResolvePath(s, home, cwd); err == nil {
-				if call.Resolved == nil {
-					call.Resolved = map[string]string{}
-				}
-				call.Resolved[s] = p
-			}
-		}
+	g := relay.Gatherer{Store: st, Session: session, Server: server, Home: home, Cwd: cwd, Now: time.Now}
+	call := engine.Call{Server: server, Tool: tool, Labels: labels, Args: json.RawMessage(f.args)}
+	var mirror flow.Session
+	if err := g.Call(context.Background(), pol, &call, &mirror); err != nil {
+		return err
 	}
-	d := engine.Decide(pol, h, &mirror, call)
+	d := engine.Decide(engine.Inputs{Policy: pol, Hasher: h, Session: &mirror}, call)
 	res.raw = d
 	res.Tool = server + ":" + tool
 	res.Labels, res.Why = labels.Labels.Names(), labels.Why
-	res.Verdict, res.Rule, res.Reason = d.Verdict.String(), d.Rule, d.Reason
+	res.Verdict, res.Rule, res.Reason = d.Verdict.String(), string(d.Rule), d.Reason
 	res.Sources, res.Paths = d.Sources, d.Paths
 	for _, fd := range d.Findings {
-		res.Findings = append(res.Findings, checkFinding{fd.Rule, fd.Verdict.String(), fd.Reason})
+		res.Findings = append(res.Findings, checkFinding{string(fd.Rule), fd.Verdict.String(), fd.Reason})
 	}
 	return nil
+}
+
+// loadDefinition reads the tool's definitions from a file holding one tool
+// definition, a list of them, or a tools/list result, read the way weir run
+// reads the server's list.
+func loadDefinition(file, server, tool string) ([]engine.ToolDef, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	data = bytes.TrimSpace(data)
+	var list []byte
+	switch {
+	case len(data) > 0 && data[0] == '[':
+		list = append(append([]byte(`{"tools":`), data...), '}')
+	case bytes.Contains(data, []byte(`"tools"`)):
+		list = data
+	default:
+		list = append(append([]byte(`{"tools":[`), data...), ']', '}')
+	}
+	tools, _, err := engine.ReadToolList(server, list)
+	if err != nil {
+		return nil, fmt.Errorf("%s: want a tool definition, a list of them or a tools/list result: %v", file, err)
+	}
+	var defs []engine.ToolDef
+	for _, t := range tools {
+		if t.Name == tool {
+			defs = append(defs, engine.DefOf(t))
+		}
+	}
+	if len(defs) == 0 {
+		return nil, fmt.Errorf("%s: no definition of a tool named %q", file, tool)
+	}
+	return defs, nil
 }
 
 // sessionRead is one earlier result in a --session file.
@@ -206,7 +253,7 @@ type sessionRead struct {
 	Text   string   `json:"text"`
 }
 
-func loadSession(file string, h *fingerprint.Hasher, mirror *flow.Session) error {
+func loadSession(file string, h *fingerprint.Hasher, st *store.Memory, session string) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -234,7 +281,9 @@ func loadSession(file string, h *fingerprint.Hasher, mirror *flow.Session) error
 			return err
 		}
 		if o != nil {
-			mirror.Apply(int64(i+1), o)
+			if _, err := st.Append(context.Background(), session, o); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -26,11 +26,12 @@ import (
 )
 
 type runFlags struct {
-	name       string
-	policy     string
-	monitor    bool
-	maxMessage int
-	grace      time.Duration
+	name           string
+	policy         string
+	monitor        bool
+	maxMessage     int
+	requestTimeout time.Duration
+	grace          time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -69,6 +70,7 @@ policy. Nothing but JSON-RPC is written to stdout; diagnostics go to stderr
 	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: $WEIR_HOME/policy.yaml, else the built-in default)")
 	cmd.Flags().BoolVar(&f.monitor, "monitor", false, "decide and log everything, block nothing")
 	cmd.Flags().IntVar(&f.maxMessage, "max-message-bytes", jsonrpc.DefaultMaxMessage, "largest JSON-RPC message accepted from either side")
+	cmd.Flags().DurationVar(&f.requestTimeout, "request-timeout", relay.DefaultRequestTimeout, "how long a request may wait for the server's answer before Weir answers it with an error (0 waits forever)")
 	cmd.Flags().DurationVar(&f.grace, "shutdown-grace", 3*time.Second, "how long the server gets to exit after its input closes, and again after SIGTERM")
 	return cmd
 }
@@ -105,15 +107,15 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 	}()
 
 	r := relay.New(relay.Options{
-		Server:     f.name,
-		Session:    env.session,
-		Identity:   pin.Identity(f.name, argv, ""),
-		Policy:     pol,
-		Hasher:     env.hasher,
-		Store:      env.store,
-		Audit:      env.audit,
-		Logger:     log,
-		MaxMessage: f.maxMessage,
+		Server:         f.name,
+		Session:        env.session,
+		Identity:       pin.Identity(f.name, argv, ""),
+		Policy:         pol,
+		Hasher:         env.hasher,
+		Store:          env.store,
+		Audit:          env.audit,
+		Logger:         log,
+		RequestTimeout: requestTimeout(f.requestTimeout),
 	})
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -136,7 +138,9 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 	// When the client closes its input, the relay closes the server's: that
 	// starts the shutdown sequence (close stdin, wait, SIGTERM, SIGKILL).
 	serverIn := writeCloser{child.Stdin, func() error { go stopChild(); return nil }}
-	err = r.Run(ctx, pollableStdin(), os.Stdout, serverIn, child.Stdout)
+	err = r.Run(ctx,
+		transport.NewStdio(pollableStdin(), os.Stdout, f.maxMessage),
+		transport.NewStdio(child.Stdout, serverIn, f.maxMessage))
 	go stopChild()
 	code := child.Wait()
 	if err != nil && ctx.Err() == nil {
@@ -147,6 +151,15 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 		return &exitError{code: exitCode(code)}
 	}
 	return nil
+}
+
+// requestTimeout maps --request-timeout to relay.Options: 0 on the
+// command line waits forever, which the relay spells as negative.
+func requestTimeout(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // exitCode maps a child's exit code to ours; a server killed by a signal

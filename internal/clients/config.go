@@ -73,6 +73,18 @@ func (s Server) Inner() (command string, args []string, ok bool) {
 	return s.Args[k], s.Args[k+1:], true
 }
 
+// RunFlags returns the --name and --policy a wrapped entry's `weir run`
+// is given ("" for each one it is not, and for an entry that is not
+// wrapped): the server name Weir labels and pins with, and the policy file
+// that proxy decides by.
+func (s Server) RunFlags() (name, policy string) {
+	if !s.Wrapped {
+		return "", ""
+	}
+	_, name, policy, _ = parseRun(s.Args)
+	return name, policy
+}
+
 // Config is one parsed client configuration file.
 type Config struct {
 	Location Location

@@ -1,18 +1,22 @@
 // Package clients finds, reads and rewrites the MCP configuration files of
 // the MCP clients people use (Claude Desktop, Claude Code, Cursor, VS Code,
 // Windsurf, Gemini CLI, Zed, Kiro, Cline, Continue, Goose, LM Studio,
-// opencode), so that every server a client starts runs behind Weir.
+// opencode), so that every server a client starts runs behind Weir. It
+// works on files only: it starts no server and judges no tool, and it
+// imports no other Weir package.
 //
 // # How it fits
 //
 // `weir clients` lists what [Discover] finds. `weir scan` reads each file
-// with [Read] and launches the stdio [Server] entries it holds (Command,
-// Args, Env, Cwd; for a wrapped entry [Server.Inner] is the server behind
-// weir run). `weir wrap` calls [WrapFile], which rewrites each stdio entry to
-// start `weir run --name NAME [--policy FILE] -- COMMAND ARGS...` instead of
-// the server itself; `weir unwrap` calls [UnwrapFile]. `weir run` is what
-// wrapped entries run: it starts the original command as its child and
-// relays its messages, deciding every tool call.
+// with [Read] and hands its [Server] entries to package scan, which
+// launches them (Command, Args, Env, EnvFile, Cwd; for a wrapped entry
+// [Server.Inner] is the server behind weir run, and [Server.RunFlags] its
+// --name and --policy) and points at each with [Config.Lines]. `weir wrap`
+// calls [WrapFile], which rewrites each stdio entry to start `weir run
+// --name NAME [--policy FILE] -- COMMAND ARGS...` instead of the server
+// itself; `weir unwrap` calls [UnwrapFile]. `weir run` is what wrapped
+// entries run: it starts the original command as its child and relays its
+// messages, deciding every tool call.
 //
 // A wrapped Claude Desktop entry looks like this:
 //

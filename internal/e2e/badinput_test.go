@@ -59,7 +59,9 @@ func TestBadClientInput(t *testing.T) {
 		{"not an object", `"hello"`, "null", -32600, "must be a JSON object"},
 		{"wrong version", `{"jsonrpc":"1.0","id":5,"method":"ping"}`, "5", -32600, "version"},
 		{"duplicate tool name", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","NAME":"crash","arguments":{}}}`, "7", -32602, "duplicate member name"},
-		{"duplicate method", `{"jsonrpc":"2.0","id":8,"method":"ping","method":"tools/call","params":{"name":"crash"}}`, "null", -32600, "duplicate member name"},
+		{"duplicate method", `{"jsonrpc":"2.0","id":8,"method":"ping","method":"tools/call","params":{"name":"crash"}}`, "8", -32600, "duplicate member name"},
+		{"duplicate id", `{"jsonrpc":"2.0","id":9,"id":10,"method":"ping"}`, "null", -32600, "duplicate member name"},
+		{"method in another case", `{"jsonrpc":"2.0","id":12,"Method":"tools/call","params":{"name":"crash"}}`, "12", -32600, "only in case"},
 		{"oversized", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"x":"` + strings.Repeat("a", 10000) + `"}}}`, "6", -32002, "exceeds the limit of 4096 bytes"},
 	}
 	for i, tt := range tests {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/weir-sec/weir/internal/clients"
+	"github.com/weir-sec/weir/internal/scan"
 )
 
 // TestClientConfigScanWrapUnwrap is the client-integration story end to
@@ -79,9 +80,9 @@ func TestClientConfigScanWrapUnwrap(t *testing.T) {
 		}
 		return out
 	}
-	scan := func(wantCode int) clients.ConfigReport {
+	scanConfig := func(wantCode int) scan.ConfigReport {
 		t.Helper()
-		var rep clients.Report
+		var rep scan.Report
 		out := weir(wantCode, "scan", cfg, "--format", "json", "--timeout", "60s")
 		if err := json.Unmarshal(out, &rep); err != nil || len(rep.Configs) != 1 {
 			t.Fatalf("scan output: %v\n%s", err, out)
@@ -91,33 +92,33 @@ func TestClientConfigScanWrapUnwrap(t *testing.T) {
 			t.Fatalf("scanned %s with %d servers", c.Client, len(c.Servers))
 		}
 		for _, s := range c.Servers {
-			if s.Status != clients.StatusScanned {
+			if s.Status != scan.StatusScanned {
 				t.Fatalf("%s: %s: %s\nstderr: %s", s.Name, s.Status, s.Error, s.Stderr)
 			}
 		}
 		return c
 	}
-	server := func(c clients.ConfigReport, name string) clients.ServerReport {
+	server := func(c scan.ConfigReport, name string) scan.ServerReport {
 		for _, s := range c.Servers {
 			if s.Name == name {
 				return s
 			}
 		}
 		t.Fatalf("no server %s in the report", name)
-		return clients.ServerReport{}
+		return scan.ServerReport{}
 	}
-	tool := func(s clients.ServerReport, name string) clients.ToolReport {
+	tool := func(s scan.ServerReport, name string) scan.ToolReport {
 		for _, tr := range s.Tools {
 			if tr.Name == name {
 				return tr
 			}
 		}
 		t.Fatalf("%s has no tool %s", s.Name, name)
-		return clients.ToolReport{}
+		return scan.ToolReport{}
 	}
 
 	// 1. Scan: exit 1 for the poisoned tool and the unguarded trifecta.
-	before := scan(1)
+	before := scanConfig(1)
 	helper := tool(server(before, "calculator"), "helper")
 	var detectors []string
 	for _, fd := range helper.Findings {
@@ -170,7 +171,7 @@ func TestClientConfigScanWrapUnwrap(t *testing.T) {
 
 	// The wrapped config scans the servers behind weir run, labels with the
 	// policy they run with, and finds every leg behind Weir.
-	after := scan(1) // the poisoned helper is still a high finding
+	after := scanConfig(1) // the poisoned helper is still a high finding
 	if tr := tool(server(after, "everything"), "echo"); !tr.Listed || !slices.Contains(tr.Labels, "sink") {
 		t.Errorf("everything/echo after wrapping: %v (listed %v); want the wrapped entry's policy to label it a sink", tr.Labels, tr.Listed)
 	}
@@ -223,9 +224,9 @@ func TestClientConfigScanWrapUnwrap(t *testing.T) {
 	assertNoSecretAtRest(t, f.env.home)
 
 	// The proxies pinned what they saw; a new scan reports it unchanged.
-	pinned := scan(1)
-	if p := tool(server(pinned, "memory"), "read_graph").Pin; p != clients.PinUnchanged {
-		t.Errorf("memory/read_graph pin after a session: %q, want %q", p, clients.PinUnchanged)
+	pinned := scanConfig(1)
+	if p := tool(server(pinned, "memory"), "read_graph").Pin; p != scan.PinUnchanged {
+		t.Errorf("memory/read_graph pin after a session: %q, want %q", p, scan.PinUnchanged)
 	}
 
 	// 4. weir unwrap restores the file byte for byte.

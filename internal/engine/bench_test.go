@@ -65,14 +65,14 @@ func BenchmarkDecide(b *testing.B) {
 			if strings.HasPrefix(name, "leak") {
 				want = flow.Block
 			}
-			if d := Decide(pol, h, s, call); d.Verdict != want {
+			if d := decide(pol, h, s, call); d.Verdict != want {
 				b.Fatalf("verdict %s, want %s (%s)", d.Verdict, want, d.Reason)
 			}
 			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for b.Loop() {
 				t0 := time.Now()
-				Decide(pol, h, s, call)
+				decide(pol, h, s, call)
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
@@ -142,13 +142,13 @@ func BenchmarkDecideRules(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			pol := mustPolicy(b, tc.policy)
 			call := Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: flow.Sink}, Args: callArgs}
-			if d := Decide(pol, h, s, call); d.Verdict != flow.Allow {
+			if d := decide(pol, h, s, call); d.Verdict != flow.Allow {
 				b.Fatalf("verdict %s (%s)", d.Verdict, d.Reason)
 			}
 			lat := make([]time.Duration, 0, b.N)
 			for b.Loop() {
 				t0 := time.Now()
-				Decide(pol, h, s, call)
+				decide(pol, h, s, call)
 				lat = append(lat, time.Since(t0))
 			}
 			reportPercentiles(b, lat)

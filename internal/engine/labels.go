@@ -215,3 +215,23 @@ func (d ToolDef) Equal(o ToolDef) bool {
 }
 
 func eqHint(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// LabelDefs labels a tool from every definition the server has shown
+// under its name: the union of their labels, so that a changed definition
+// can widen a tool's labels, never narrow them. With no definition (a
+// client that cached the list, or calls blind) the tool is labelled from
+// its name alone.
+func LabelDefs(p *policy.Policy, server, name string, defs []ToolDef) ToolLabels {
+	if len(defs) == 0 {
+		return Label(p, server, ToolDef{Name: name})
+	}
+	var out ToolLabels
+	for _, d := range defs {
+		l := Label(p, server, d)
+		out.Labels |= l.Labels
+		out.Listed = out.Listed || l.Listed
+		out.Why = append(out.Why, l.Why...)
+	}
+	out.Why = slices.Compact(out.Why)
+	return out
+}

@@ -2,25 +2,38 @@ package pin
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/weir-sec/weir/internal/detect"
-	"github.com/weir-sec/weir/internal/store"
 )
 
-// Store is where pins are kept.
-type Store interface {
-	Pins(ctx context.Context, identity string) (map[string]store.Pin, error)
-	PutPin(ctx context.Context, p store.Pin) error
+// A Pin is what the state store remembers of one tool of one server: the
+// definition the user approved (or that was trusted on first sight) and,
+// when the server now shows something else, that definition awaiting
+// approval. Definitions are the server's own tool metadata, not user data.
+type Pin struct {
+	// Identity is the server's identity ([Identity]), so two different
+	// servers under one name do not share pins.
+	Identity string
+	Tool     string
+	// Server is the server's name (weir run --name), for people.
+	Server string
+	// Hash and Definition are the approved definition ([Encode]); Hash is
+	// "" when nothing was approved yet (a tool quarantined on first sight).
+	Hash       string
+	Definition []byte
+	// PendingHash, PendingDef and PendingWhy hold a definition that is
+	// withheld until approved: "changed", or "quarantined: …" with the
+	// detectors that flagged it. PendingHash is "" when nothing waits.
+	PendingHash string
+	PendingDef  []byte
+	PendingWhy  string
+	// FirstSeen and Updated are Unix milliseconds.
+	FirstSeen, Updated int64
 }
-
-var _ Store = (*store.SQLite)(nil)
 
 // Identity names a server for pinning: its name and its command line (for
 // stdio) or URL, hashed, so that two different servers under one name, or
@@ -68,7 +81,7 @@ func canonical(raw json.RawMessage) json.RawMessage {
 	return c
 }
 
-// State is what Check decided for a tool.
+// State is what the engine decided for a listed tool's definition.
 type State uint8
 
 const (
@@ -81,90 +94,14 @@ const (
 	// Quarantined: a high-severity finding on a definition not approved;
 	// withheld.
 	Quarantined
+	// Unchecked: the pin could not be checked (the store failed, or the
+	// server lists two tools under one name); withheld.
+	Unchecked
 )
 
-var stateNames = [...]string{Unchanged: "unchanged", Pinned: "new", Changed: "changed", Quarantined: "quarantined"}
+var stateNames = [...]string{Unchanged: "unchanged", Pinned: "new", Changed: "changed", Quarantined: "quarantined", Unchecked: "unchecked"}
 
 func (s State) String() string { return stateNames[s] }
 
 // Withheld reports whether the tool must not reach the model.
 func (s State) Withheld() bool { return s >= Changed }
-
-// Result is Check's answer for one tool.
-type Result struct {
-	State    State
-	Hash     string
-	Findings []detect.Finding // of the current definition
-	// Why is one sentence for the person and the model when withheld.
-	Why string
-}
-
-// Check compares a server's tools with their pins, pins what is new, and
-// records what must wait for approval. findings are the detectors' findings
-// per tool name. Tools are checked independently; a store error fails the
-// whole check (the caller withholds everything: fail closed).
-func Check(ctx context.Context, st Store, identity, server string, tools []detect.Tool, instructions string, findings map[string][]detect.Finding, now int64) (map[string]Result, error) {
-	pins, err := st.Pins(ctx, identity)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]Result, len(tools))
-	for _, t := range tools {
-		enc, hash := Encode(t, instructions)
-		fs := findings[t.Name]
-		r := Result{Hash: hash, Findings: fs}
-		p, seen := pins[t.Name]
-		if !seen {
-			p = store.Pin{Identity: identity, Tool: t.Name, Server: server, FirstSeen: now}
-		}
-		p.Updated = now
-		switch {
-		case p.Hash == hash:
-			r.State = Unchanged
-			if p.PendingHash == "" {
-				out[t.Name] = r
-				continue
-			}
-			// The server went back to the approved definition: drop what
-			// was waiting.
-			p.PendingHash, p.PendingDef, p.PendingWhy = "", nil, ""
-		case p.Hash != "":
-			r.State = Changed
-			r.Why = fmt.Sprintf("the definition of %s/%s changed since it was approved", server, t.Name)
-			if ids := highDetectors(fs); len(ids) > 0 {
-				r.Why += fmt.Sprintf(", and the new one is flagged (%s)", strings.Join(ids, ", "))
-			}
-			p.PendingHash, p.PendingDef, p.PendingWhy = hash, enc, "changed"
-		default:
-			if ids := highDetectors(fs); len(ids) > 0 {
-				r.State = Quarantined
-				r.Why = fmt.Sprintf("the definition of %s/%s is flagged as tool poisoning (%s)", server, t.Name, strings.Join(ids, ", "))
-				p.PendingHash, p.PendingDef, p.PendingWhy = hash, enc, "quarantined: "+strings.Join(ids, ", ")
-			} else {
-				r.State = Pinned
-				p.Hash, p.Definition = hash, enc
-				p.PendingHash, p.PendingDef, p.PendingWhy = "", nil, ""
-			}
-		}
-		if seen && p.PendingHash == pins[t.Name].PendingHash && r.State.Withheld() {
-			// Already waiting for approval: nothing to write.
-			out[t.Name] = r
-			continue
-		}
-		if err := st.PutPin(ctx, p); err != nil {
-			return nil, err
-		}
-		out[t.Name] = r
-	}
-	return out, nil
-}
-
-func highDetectors(fs []detect.Finding) []string {
-	var ids []string
-	for _, f := range fs {
-		if f.Severity >= detect.High && !slices.Contains(ids, f.Detector) {
-			ids = append(ids, f.Detector)
-		}
-	}
-	return ids
-}

@@ -138,7 +138,7 @@
 //	provenance         map(string, list(string))
 //	                                      argument path ("$.to") -> labels of the sources it came from
 //	recipient_domains  list(string)       domains of the e-mail addresses in the arguments
-//	url_hosts          list(string)       hosts of the URLs in the arguments
+//	url_hosts          list(string)       hosts of the URLs in the arguments (SiteHost: no leading www.)
 //	config             map(string, dyn)   the policy's config
 //
 // config is a constant of the policy, bound when the policy is built; no

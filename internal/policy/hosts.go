@@ -13,9 +13,10 @@ import (
 
 // HostRule is a `hosts:` constraint: the host of a URL argument must match
 // none of Deny and, when Allow is not empty, one of Allow. Patterns are
-// stored in canonical form ([CanonicalHost]): "corp.example" matches that
-// host exactly, "*.corp.example" matches its subdomains only (a.corp.example,
-// a.b.corp.example, not corp.example itself).
+// stored in canonical form ([CanonicalHost], then [SiteHost]):
+// "corp.example" matches that host and its www. spelling, "*.corp.example"
+// matches its subdomains only (a.corp.example, a.b.corp.example, not
+// corp.example itself).
 type HostRule struct{ Allow, Deny []string }
 
 // matches reports whether canonical host h matches one of patterns.
@@ -240,6 +241,19 @@ var knownSchemes = map[string]bool{
 	"smb": true, "ldap": true, "dict": true, "tel": true, "blob": true, "about": true,
 }
 
+// SiteHost is the site a canonical host names, the way `hosts:` patterns
+// and the url_hosts predicate variable both compare hosts: leading "www."
+// labels are dropped while a dot remains, so "www.corp.example" is
+// corp.example. A pattern for corp.example then covers the www. spelling
+// of the same site, in an allow list and in a deny list alike, and a
+// predicate over url_hosts sees what a hosts: rule sees.
+func SiteHost(h string) string {
+	for strings.HasPrefix(h, "www.") && strings.IndexByte(h[4:], '.') > 0 {
+		h = h[4:]
+	}
+	return h
+}
+
 // checkHost checks one URL value against h; it returns a violation or "".
 func (h *HostRule) check(path, raw string) string {
 	scheme, host, err := URLHost(raw)
@@ -252,6 +266,7 @@ func (h *HostRule) check(path, raw string) string {
 	if err != nil {
 		return path + " " + err.Error()
 	}
+	host = SiteHost(host)
 	if hostMatches(host, h.Deny) || len(h.Allow) > 0 && !hostMatches(host, h.Allow) {
 		return path + " host is not allowed"
 	}

@@ -1,22 +1,48 @@
-// Package relay moves JSON-RPC messages between an MCP client and one MCP
-// server and applies Weir's decisions to them.
+// Package relay is Weir's session core: it moves JSON-RPC messages between
+// an MCP client and one MCP server and applies the engine's decisions to
+// them. It knows no transport: each side is a [Transport] (a stdio child,
+// the proxy's own stdio, and later an HTTP front or upstream), so every
+// way of reaching a server is decided by the same code.
 //
-// Two pumps run per relay, one per direction. Every message the relay
-// allows is forwarded byte for byte: the relay parses a copy to look at it
-// and never re-encodes what it forwards, and unknown methods and fields pass
-// untouched. Only three kinds of message are acted on:
+// Each message goes through one shape, on the pump of the side it came
+// from (client.go, server.go):
 //
-//   - a tools/call from the client is labelled, decided by the engine against
-//     the session mirror, and either forwarded or answered by the relay itself
-//     with an isError result that says why (enforce mode);
-//   - the server's response to a tools/call is observed: its labels and keyed
-//     fingerprints go to the state store before the client sees it, so a
-//     leak through another proxy of the same client is caught;
-//   - a tools/list response updates the tool catalogue the labels come from
-//     (labels only ever widen when a definition changes).
+//		parse → gather the inputs (Gatherer) → engine.Decide → apply → persist the delta → audit
 //
-// The relay keeps request-id bookkeeping so that every client request gets
-// exactly one answer, even when the server crashes, answers out of order,
-// or sends something that cannot be relayed. Every decision goes to the audit
-// log, off the hot path.
+//	  - A tools/call is labelled from the catalogue, gathered (the session
+//	    synced, rate limits counted, path arguments resolved, pins), decided,
+//	    and forwarded or answered by the relay with an isError result that
+//	    says why. A block's audit record is written before its answer.
+//	  - A tools/call result is read strictly, cleaned, and its observation
+//	    appended to the store before the client sees it; the injection
+//	    detectors read it just after, and what they find is in the session
+//	    before any later call that reads the session is decided.
+//	  - A tools/list result is read strictly, pinned and judged; withheld
+//	    tools are left out. Server instructions are judged the same way.
+//
+// [Gatherer] is the one place decisions do I/O; `weir policy check` and
+// `weir scan` gather through it too, from their own stores, so the three
+// decide alike.
+//
+// # Ids
+//
+// The relay owns the id space toward the server (ids.go): every client
+// request is forwarded under an id of Weir's own and its answer sent back
+// under the client's id, exactly as the client wrote it. So every request
+// is answered exactly once — by the server, by Weir, when the request
+// timeout passes, or when the server ends — whatever ids the client picks
+// and whatever the server answers. "Byte for byte" means: every message
+// Weir allows reaches the other side unchanged but for that id, unless a
+// decision rewrites it (hygiene, a withheld tool or instructions, in
+// enforce mode).
+//
+// # Failure
+//
+// A message Weir cannot read unambiguously (a repeated or case-variant
+// member) is refused, never guessed at; a request that cannot be answered
+// (no id, or a null one) is never forwarded. A panic while handling a
+// message is recovered at the pump, and the request it belonged to is
+// answered with an error. When the store cannot be read or written, a call
+// that needs it is blocked and a result that cannot be recorded is
+// withheld (DESIGN rule 1).
 package relay

@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/weir-sec/weir/internal/audit"
-	"github.com/weir-sec/weir/internal/engine"
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/jsonrpc"
@@ -23,20 +21,31 @@ import (
 	"github.com/weir-sec/weir/internal/store"
 )
 
-// Store persists observations, keeps a session mirror current, and counts
-// rate-limited calls across the proxies of a session.
+// Store persists deltas, keeps a session mirror current, counts
+// rate-limited calls across the proxies of a session, and keeps pins.
 type Store interface {
 	Append(ctx context.Context, session string, o *flow.Observation) (int64, error)
-	Sync(ctx context.Context, session string, mirror *flow.Session) error
-	Take(ctx context.Context, session, key string, n int, per time.Duration, now time.Time) (ok bool, retryAfter time.Duration, err error)
-	pin.Store
-	AllPins(ctx context.Context, server string) ([]store.Pin, error)
+	PutPin(ctx context.Context, p pin.Pin) error
+	Inputs
 }
+
+var (
+	_ Store = (*store.SQLite)(nil)
+	_ Store = (*store.Memory)(nil)
+)
 
 // Auditor records decisions, in order, several at a time.
 type Auditor interface {
 	AppendAll(rs []*audit.Record) error
 }
+
+var _ Auditor = (*audit.Log)(nil)
+
+// DefaultRequestTimeout is how long a request may wait for the server's
+// answer before Weir answers it with an error: generous, since a tool can
+// run for minutes, but finite, so a server that never answers cannot leave
+// a client waiting forever.
+const DefaultRequestTimeout = 10 * time.Minute
 
 // Options configure a Relay.
 type Options struct {
@@ -53,14 +62,18 @@ type Options struct {
 	// Audit receives a record per decision; nil disables auditing.
 	Audit  Auditor
 	Logger *slog.Logger
-	// MaxMessage limits one message in bytes; 0 means the default (16 MiB).
-	MaxMessage int
+	// RequestTimeout bounds the wait for each answer; 0 means
+	// DefaultRequestTimeout, a negative value no bound.
+	RequestTimeout time.Duration
 	// Now is the clock; nil means time.Now. Decisions never read it: only
-	// observation and audit timestamps and rate limits do.
+	// event and audit timestamps, rate limits and timeouts do.
 	Now func() time.Time
 	// Home and Cwd resolve path arguments that policy rules constrain with
 	// `within` (~ and relative paths); empty means the process's own.
 	Home, Cwd string
+
+	// trace, for tests, is called after each message a pump handled.
+	trace func(side string)
 }
 
 // Relay relays one client–server connection. Create it with New and call
@@ -69,11 +82,12 @@ type Relay struct {
 	opts   Options
 	policy atomic.Pointer[policy.Policy]
 	log    *slog.Logger
+	gather *Gatherer
 
-	toClient *jsonrpc.Writer
-	toServer *jsonrpc.Writer
+	client, server Transport
+	ids            *idTable
 
-	// scans tracks result scans in flight (see observe).
+	// scans tracks result scans in flight (see scanResult).
 	scans inflight
 
 	// mirrorMu guards the session mirror. It is separate from mu so that a
@@ -85,13 +99,13 @@ type Relay struct {
 	catalog      map[string]*catalogEntry
 	instructions string            // the server's, from initialize or server/discover
 	withheld     map[string]string // tool → why it is withheld
-	pending      map[jsonrpc.ID]pending
-	serverGone   error // set once the server side has ended
 
 	// Audit records wait in a buffer that the audit goroutine empties a
 	// batch at a time; it is woken once per batch, not once per record.
+	// flushMu serialises writes, so records reach the log in order.
 	auditMu   sync.Mutex
 	auditBuf  []auditItem
+	flushMu   sync.Mutex
 	auditWake chan struct{} // capacity 1: "the buffer is not empty"
 	auditStop chan struct{}
 }
@@ -104,16 +118,6 @@ type auditItem struct {
 	args json.RawMessage
 }
 
-// pending is a client request forwarded to the server and not yet answered.
-type pending struct {
-	id     jsonrpc.ID
-	rawID  []byte // the id exactly as the client wrote it
-	method string
-	tool   string
-	labels engine.ToolLabels
-	modern bool // the request was made under protocol 2026-07-28 or later
-}
-
 // New returns a relay with the given options.
 func New(opts Options) *Relay {
 	if opts.Logger == nil {
@@ -122,8 +126,8 @@ func New(opts Options) *Relay {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.MaxMessage <= 0 {
-		opts.MaxMessage = jsonrpc.DefaultMaxMessage
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
 	}
 	if opts.Home == "" {
 		opts.Home, _ = os.UserHomeDir()
@@ -134,9 +138,13 @@ func New(opts Options) *Relay {
 	r := &Relay{
 		opts:     opts,
 		log:      opts.Logger,
+		ids:      newIDTable(),
 		catalog:  make(map[string]*catalogEntry),
 		withheld: make(map[string]string),
-		pending:  make(map[jsonrpc.ID]pending),
+		gather: &Gatherer{
+			Store: opts.Store, Session: opts.Session, Server: opts.Server, Identity: opts.Identity,
+			Home: opts.Home, Cwd: opts.Cwd, Now: opts.Now,
+		},
 	}
 	r.policy.Store(opts.Policy)
 	return r
@@ -149,15 +157,14 @@ func (r *Relay) SetPolicy(p *policy.Policy) { r.policy.Store(p) }
 // ErrServerGone is the cause recorded when the server side ends.
 var ErrServerGone = errors.New("MCP server closed its output")
 
-// Run relays until the server side ends: the server closes its output
-// (usually because it exited) or ctx is done. When the client closes its
-// input, Run closes serverIn so the server can exit. Requests still waiting
-// when the server side ends are answered with an error; Run then closes
-// clientIn to stop reading and returns once both pumps are done.
-func (r *Relay) Run(ctx context.Context, clientIn io.ReadCloser, clientOut io.Writer, serverIn io.WriteCloser, serverOut io.Reader) error {
-	r.toClient = jsonrpc.NewWriter(clientOut)
-	r.toServer = jsonrpc.NewWriter(serverIn)
-
+// Run relays between client and server until the server side ends (it
+// closes its output, usually because it exited) or ctx is done. When the
+// client's input ends, Run closes the server's (CloseWrite) so the server
+// can exit. Requests still waiting when the server side ends are answered
+// with an error; Run then closes the client side and returns once both
+// pumps are done.
+func (r *Relay) Run(ctx context.Context, client, server Transport) error {
+	r.client, r.server = client, server
 	var wg sync.WaitGroup
 	if r.opts.Audit != nil {
 		r.auditWake = make(chan struct{}, 1)
@@ -167,14 +174,14 @@ func (r *Relay) Run(ctx context.Context, clientIn io.ReadCloser, clientOut io.Wr
 	clientDone := make(chan struct{})
 	go func() {
 		defer close(clientDone)
-		r.clientPump(ctx, clientIn)
-		if err := serverIn.Close(); err != nil {
+		r.clientPump(ctx)
+		if err := server.CloseWrite(); err != nil {
 			r.log.Debug("closing server input", "err", err)
 		}
 	}()
-	serverErr := r.serverPump(ctx, serverOut)
+	serverErr := r.serverPump(ctx)
 	r.serverEnded(serverErr)
-	clientIn.Close() // unblocks the client pump if it is still reading
+	client.Close() // unblocks the client pump if it is still reading
 	<-clientDone
 	r.scans.Wait()
 	if r.auditStop != nil {
@@ -192,28 +199,29 @@ func (r *Relay) serverEnded(cause error) {
 	if cause == nil || errors.Is(cause, io.EOF) {
 		cause = ErrServerGone
 	}
-	r.mu.Lock()
-	r.serverGone = cause
-	waiting := r.pending
-	r.pending = make(map[jsonrpc.ID]pending)
-	r.mu.Unlock()
-	for _, p := range waiting {
-		r.replyError(p.rawID, jsonrpc.CodeServerUnavailable,
+	for _, p := range r.ids.end(cause) {
+		r.replyError(p.clientID, jsonrpc.CodeServerUnavailable,
 			fmt.Sprintf("the MCP server %q ended before answering %s (%v)", r.opts.Server, p.method, cause))
 	}
 }
 
-func (r *Relay) replyError(rawID []byte, code int, msg string) {
-	if err := r.toClient.WriteLine(jsonrpc.ErrorResponse(rawID, code, msg)); err != nil {
+func (r *Relay) toClient(msg []byte) {
+	if err := r.client.Write(context.Background(), msg); err != nil {
 		r.log.Debug("writing to client", "err", err)
 	}
 }
 
+func (r *Relay) replyError(rawID []byte, code int, msg string) {
+	r.toClient(jsonrpc.ErrorResponse(rawID, code, msg))
+}
+
 func (r *Relay) now() int64 { return r.opts.Now().UnixMilli() }
+
+func (r *Relay) enforcing() bool { return r.policy.Load().Mode == policy.Enforce }
 
 // record queues an audit record, with the call arguments to shape (nil for
 // none). It never blocks on the log: shaping and writing happen on the
-// audit goroutine.
+// audit goroutine, except for a record flushed with flushAudit.
 func (r *Relay) record(rec *audit.Record, args json.RawMessage) {
 	if r.auditWake == nil {
 		return
@@ -256,7 +264,14 @@ func (r *Relay) auditLoop() {
 	}
 }
 
+// flushAudit writes every buffered record now. A block is flushed before
+// its answer is sent, so a proxy killed right after still has the record.
 func (r *Relay) flushAudit() {
+	if r.auditWake == nil {
+		return
+	}
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
 	r.auditMu.Lock()
 	items := r.auditBuf
 	r.auditBuf = nil
@@ -281,46 +296,6 @@ func (r *Relay) shape(it auditItem) *audit.Record {
 		}
 	}
 	return it.rec
-}
-
-// callParams are the fields of a tools/call the relay reads.
-type callParams struct {
-	Name      string
-	Arguments json.RawMessage // a copy: it outlives the line it came from
-	modern    bool            // _meta names protocol 2026-07-28 or later
-}
-
-const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
-
-// readCallParams reads tools/call params with exact member names and no
-// duplicates, as jsonrpc.Members does: a name or arguments member that one
-// JSON parser would read and another would not must not reach the server.
-func readCallParams(raw json.RawMessage) (callParams, error) {
-	var p callParams
-	if len(raw) == 0 {
-		return p, nil
-	}
-	err := jsonrpc.Members(raw, func(name string, v []byte) error {
-		switch name {
-		case "name":
-			if err := json.Unmarshal(v, &p.Name); err != nil {
-				return fmt.Errorf("name is not a string")
-			}
-		case "arguments":
-			p.Arguments = bytes.Clone(v)
-		case "_meta":
-			return jsonrpc.Members(v, func(k string, mv []byte) error {
-				if k == metaProtocolVersion {
-					var ver string
-					_ = json.Unmarshal(mv, &ver)
-					p.modern = ver >= "2026-07-28"
-				}
-				return nil
-			})
-		}
-		return nil
-	})
-	return p, err
 }
 
 // inflight counts work in flight that a later step must wait for. Unlike a

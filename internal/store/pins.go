@@ -4,32 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/weir-sec/weir/internal/pin"
 )
 
-// A Pin is what the store remembers of one tool of one server: the
-// definition the user approved (or that was trusted on first sight) and,
-// when the server now shows something else, that definition awaiting
-// approval. Definitions are the server's own tool metadata, not user data.
-type Pin struct {
-	// Identity is the server's identity: a hash of its name and its command
-	// or URL, so two different servers under one name do not share pins.
-	Identity string
-	Tool     string
-	// Server is the server's name (weir run --name), for people.
-	Server string
-	// Hash and Definition are the approved definition; Hash is "" when
-	// nothing was approved yet (a tool quarantined on first sight).
-	Hash       string
-	Definition []byte
-	// PendingHash, PendingDef and PendingWhy hold a definition that is
-	// withheld until approved: "changed", or "quarantined: …" with the
-	// detectors that flagged it. PendingHash is "" when nothing waits.
-	PendingHash string
-	PendingDef  []byte
-	PendingWhy  string
-	// FirstSeen and Updated are Unix milliseconds.
-	FirstSeen, Updated int64
-}
+// Pin is the row the store keeps per tool of a server; see [pin.Pin].
+type Pin = pin.Pin
 
 const pinColumns = `identity, tool, server, hash, definition, pending_hash, pending_def, pending_why, first_seen, updated`
 

@@ -62,6 +62,7 @@ func compileHostPattern(p string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %v; %s", quote(p), err, example)
 	}
+	h = policy.SiteHost(h)
 	if wild {
 		if _, err := netip.ParseAddr(h); err == nil {
 			return "", fmt.Errorf("*. cannot prefix an IP address")

@@ -1,4 +1,4 @@
-package clients
+package scan
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/weir-sec/weir/internal/clients"
 )
 
 // sarifSubsetSchema is the part of the official SARIF 2.1.0 schema
@@ -181,7 +183,7 @@ const sarifSubsetSchema = `{
 // sampleReport is a report with every kind of result: a poisoned tool, a
 // server-level finding, an unreachable server and an unguarded trifecta.
 func sampleReport() Report {
-	poisoned := ServerReport{Name: "calc", WeirName: "calc", Pointer: "/mcpServers/calc", Line: 7, Transport: TransportStdio, Status: StatusScanned,
+	poisoned := ServerReport{Name: "calc", WeirName: "calc", Pointer: "/mcpServers/calc", Line: 7, Transport: clients.TransportStdio, Status: StatusScanned,
 		Tools: []ToolReport{{Name: "add", Labels: []string{}, Severity: "high", Findings: []Finding{
 			{Detector: "instruction-markup", Severity: "high", Field: "description", Evidence: "<IMPORTANT>", Message: "Fake instruction markup."},
 			{Detector: "sensitive-path", Severity: "high", Field: "description", Evidence: "~/.ssh/id_rsa", Message: "Names a file that holds secrets."},
@@ -189,9 +191,9 @@ func sampleReport() Report {
 		}}},
 		Findings: []Finding{{Detector: "hidden-html", Severity: "medium", Field: `prompts["p"].description`, Evidence: "<!-- x -->", Message: "Hidden."}},
 	}
-	notes := ServerReport{Name: "notes", WeirName: "notes", Pointer: "/mcpServers/notes", Line: 3, Transport: TransportStdio, Status: StatusScanned,
+	notes := ServerReport{Name: "notes", WeirName: "notes", Pointer: "/mcpServers/notes", Line: 3, Transport: clients.TransportStdio, Status: StatusScanned,
 		Tools: []ToolReport{{Name: "read_note", Labels: []string{"private"}}, {Name: "fetch", Labels: []string{"untrusted", "sink"}}}}
-	hang := ServerReport{Name: "hang", WeirName: "hang", Pointer: "/mcpServers/hang", Line: 11, Transport: TransportStdio, Status: StatusFailed, Error: "did not answer initialize within 2s; stopped"}
+	hang := ServerReport{Name: "hang", WeirName: "hang", Pointer: "/mcpServers/hang", Line: 11, Transport: clients.TransportStdio, Status: StatusFailed, Error: "did not answer initialize within 2s; stopped"}
 	c := ConfigReport{Client: "claude-desktop", ClientName: "Claude Desktop", Path: "config dir/claude_desktop_config.json", Servers: []ServerReport{notes, poisoned, hang}}
 	c.Trifecta = AssessTrifecta(c.Servers)
 	abs := ConfigReport{Client: "cursor", Path: "/home/u/.cursor/mcp.json", Servers: []ServerReport{}, Trifecta: AssessTrifecta(nil)}
@@ -204,26 +206,7 @@ func TestSARIFValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schemaDoc, err := jsonschema.UnmarshalJSON(strings.NewReader(sarifSubsetSchema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("sarif.json", schemaDoc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("sarif.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sch.Validate(doc); err != nil {
-		t.Fatalf("SARIF output does not validate: %v\n%s", err, out)
-	}
+	sch := validateSARIF(t, out)
 	// The schema has teeth: a member SARIF does not define is refused.
 	bad, _ := jsonschema.UnmarshalJSON(bytes.NewReader(bytes.Replace(out, []byte(`"ruleId"`), []byte(`"rule_id"`), 1)))
 	if sch.Validate(bad) == nil {
@@ -356,4 +339,31 @@ func TestReportJSONStable(t *testing.T) {
 	if s.Servers != 3 || s.Scanned != 2 || s.Failed != 1 || s.Findings["high"] != 3 || s.Findings["medium"] != 1 || s.Findings["low"] != 1 || s.Trifecta != 1 || s.Unguarded != 1 || s.Highest != "high" {
 		t.Errorf("summary %+v", s)
 	}
+}
+
+// validateSARIF checks a SARIF log against sarifSubsetSchema, and returns
+// the compiled schema.
+func validateSARIF(t *testing.T, out []byte) *jsonschema.Schema {
+	t.Helper()
+	schemaDoc, err := jsonschema.UnmarshalJSON(strings.NewReader(sarifSubsetSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource("sarif.json", schemaDoc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("sarif.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(doc); err != nil {
+		t.Fatalf("SARIF output does not validate: %v\n%s", err, out)
+	}
+	return sch
 }

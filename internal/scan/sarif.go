@@ -1,4 +1,4 @@
-package clients
+package scan
 
 import (
 	"crypto/sha256"
@@ -13,7 +13,9 @@ import (
 // SARIF 2.1.0 output of `weir scan --format sarif`, for GitHub code
 // scanning and other SARIF viewers. One run; one rule per detector, plus
 // "lethal-trifecta" and "server-unreachable"; one result per finding, each
-// located at the line of the server entry in the configuration file.
+// located at the line of the server entry in the configuration file. A
+// file whose trifecta verdict is unknown (Trifecta.Known false) gets a
+// lethal-trifecta result of kind "open" (level "none") saying why.
 
 // SARIFSchema is the URI of the SARIF 2.1.0 schema the output follows.
 const SARIFSchema = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -120,6 +122,7 @@ type (
 	sarifResult struct {
 		RuleID              string            `json:"ruleId"`
 		RuleIndex           int               `json:"ruleIndex"`
+		Kind                string            `json:"kind,omitempty"` // "fail" when absent
 		Level               string            `json:"level"`
 		Message             sarifText         `json:"message"`
 		Locations           []sarifLocation   `json:"locations"`
@@ -154,6 +157,8 @@ func sarifLevel(sev string) string {
 		return "error"
 	case "medium":
 		return "warning"
+	case "none":
+		return "none"
 	}
 	return "note"
 }
@@ -218,6 +223,12 @@ func (r Report) SARIF(version string) ([]byte, error) {
 						&sarifLogical{Name: t.Name, FullyQualifiedName: s.WeirName + "/" + t.Name, Kind: "function"}, s.Pointer, t.Name, f.Field, f.Evidence)
 				}
 			}
+		}
+		if !c.Trifecta.Known {
+			// Not a failure of the rule, and not a pass: SARIF's "open"
+			// (the tool could not tell), which takes level "none".
+			add(c, 0, RuleTrifecta, "none", c.Trifecta.Summary, nil)
+			results[len(results)-1].Kind = "open"
 		}
 		if c.Trifecta.Present {
 			line := 0

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -14,16 +13,6 @@ import (
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/jsonrpc"
 	"github.com/weir-sec/weir/internal/policy"
-)
-
-// Rule names, as they appear in block messages and the audit log.
-const (
-	RuleExfiltration  = "flow.exfiltration"
-	RuleTrifecta      = "flow.trifecta"
-	RuleIntegrity     = "flow.integrity"
-	RuleTaintedArgs   = "flow.tainted_args"
-	RuleDefaultAction = "default_action"
-	RuleBadArguments  = "arguments"
 )
 
 // Call is a tools/call to decide.
@@ -34,49 +23,38 @@ type Call struct {
 	// Args is the raw JSON of params.arguments (may be empty).
 	Args json.RawMessage
 	// Resolved maps each raw path argument a `within` constraint checks to
-	// the path it resolves to on disk (policyfile.ResolvePath). The relay fills
-	// it before deciding, so that the decision itself does no I/O.
+	// the path it resolves to on disk (policyfile.ResolveArgs). The caller
+	// fills it before deciding, so that the decision itself does no I/O.
 	Resolved map[string]string
 	// RateExceeded lists the rules whose rate limit this call exceeds, as
 	// the state store counted them.
 	RateExceeded []string
+	// Withheld, when not empty, says why the tool is withheld from the
+	// client (its definition changed since approval, or is flagged as tool
+	// poisoning): the last tool list's verdict, or the pin store's.
+	Withheld string
+	// NoID marks a tools/call sent as a notification (no id, or id null):
+	// it could not be answered, so it is refused whatever it asks.
+	NoID bool
 }
 
 // Name is the call's tool as "server/tool", the form used for sources.
 func (c *Call) Name() string { return c.Server + "/" + c.Tool }
 
-// A Finding is one rule that applies to a call.
-type Finding struct {
-	Rule    string
-	Verdict flow.Verdict
-	Reason  string
-}
-
-// Decision is the engine's answer for one call.
-type Decision struct {
-	// Verdict is the most severe verdict among the findings (Allow if none).
-	Verdict flow.Verdict
-	// Rule and Reason are those of the most severe finding.
-	Rule   string
-	Reason string
-	// Sources are the observations the decision rests on ("server/tool"),
-	// sorted: the private sources the arguments matched for exfiltration,
-	// else the sources of the legs held.
-	Sources []string
-	// Paths are the argument JSON paths where private data was found.
-	Paths []string
-	// Via lists the decodings that revealed it ("base64", "url → hex").
-	Via []string
-	// Matches counts the distinct private fingerprints and digests found.
-	Matches int
-	// Findings lists every rule that applied, most severe first.
-	Findings []Finding
-}
-
-// Decide judges one tools/call. It is pure: the same policy, key, session
-// and call give the same decision.
-func Decide(p *policy.Policy, h *fingerprint.Hasher, s *flow.Session, c Call) Decision {
+// decideCall judges one tools/call.
+func decideCall(in Inputs, c Call) Decision {
+	p, h, s := in.Policy, in.Hasher, in.Session
+	if s == nil {
+		s = &flow.Session{}
+	}
 	var d Decision
+	if c.NoID {
+		d.add(Finding{RuleProtocol, flow.Block,
+			fmt.Sprintf("a tools/call of %s without an id cannot be answered, so Weir does not forward it", c.Name())})
+	}
+	if c.Withheld != "" {
+		d.add(Finding{RuleWithheld, flow.Block, c.Withheld})
+	}
 	if p.DefaultAction == policy.DefaultDeny && !c.Labels.Listed {
 		d.add(Finding{RuleDefaultAction, flow.Block,
 			fmt.Sprintf("%s is not listed in the policy, and the policy denies unlisted tools (default_action: deny)", c.Name())})
@@ -120,8 +98,16 @@ func Decide(p *policy.Policy, h *fingerprint.Hasher, s *flow.Session, c Call) De
 	}
 	var tainted, taintSrc []string
 	if sink {
-		if m.prints >= p.Flow.MinMatches || m.digests > 0 {
+		switch {
+		case m.prints >= p.Flow.MinMatches || m.digests > 0:
 			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, exfilReason(name, m)})
+		case m.undecoded != "" && len(privSrc) > 0:
+			// A bound on decoding ran out: what was not examined could be
+			// anything, so it is judged as the private data it may hide
+			// (DESIGN rule 1). Never an allow by exhaustion.
+			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, fmt.Sprintf(
+				"Weir could not examine all of the arguments of %s within its decoding bound (%s), and this session has read private data (from %s), so it treats what it could not decode as that data",
+				name, m.undecoded, list(privSrc))})
 		}
 		tainted, taintSrc = m.tainted(s)
 		if len(tainted) > 0 {
@@ -187,7 +173,7 @@ func (d *Decision) fireRules(p *policy.Policy, s *flow.Session, c Call, rules []
 	for _, f := range p.Fire(c.Server, c.Tool, args, vars, resolved) {
 		// f.Err is not used: CEL's message can quote argument values, and
 		// reasons reach the audit log. f.Reason never does.
-		d.add(Finding{Rule: "rule " + f.Rule.ID, Verdict: f.Action, Reason: f.Reason})
+		d.add(Finding{Rule: PolicyRule(f.Rule.ID), Verdict: f.Action, Reason: f.Reason})
 	}
 }
 
@@ -210,37 +196,65 @@ func argsMap(raw json.RawMessage) (map[string]any, error) {
 }
 
 func decodeValue(v []byte) (any, error) {
-	switch v[0] {
-	case '"':
-		return jsonrpc.Unquote(v)
-	case '{':
-		m := make(map[string]any)
-		err := jsonrpc.EachMember(v, func(k string, mv []byte) error {
-			x, err := decodeValue(mv)
-			m[k] = x
-			return err
-		})
-		return m, err
-	case '[':
-		var a []any
-		err := jsonrpc.EachElement(v, func(_ int, ev []byte) error {
-			x, err := decodeValue(ev)
-			a = append(a, x)
-			return err
-		})
-		if a == nil {
-			a = []any{}
+	type frame struct {
+		obj map[string]any
+		arr []any
+		key string
+	}
+	var stack []*frame
+	var root any
+	put := func(x any) {
+		if len(stack) == 0 {
+			root = x
+			return
 		}
-		return a, err
+		if f := stack[len(stack)-1]; f.obj != nil {
+			f.obj[f.key] = x
+		} else {
+			f.arr = append(f.arr, x)
+		}
+	}
+	err := jsonrpc.Walk(v, func(tok jsonrpc.Token, text string, raw []byte) error {
+		switch tok {
+		case jsonrpc.ObjectStart:
+			stack = append(stack, &frame{obj: map[string]any{}})
+		case jsonrpc.ArrayStart:
+			stack = append(stack, &frame{arr: []any{}})
+		case jsonrpc.ObjectEnd, jsonrpc.ArrayEnd:
+			f := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if f.obj != nil {
+				put(f.obj)
+			} else {
+				put(f.arr)
+			}
+		case jsonrpc.Key:
+			stack[len(stack)-1].key = text
+		case jsonrpc.Scalar:
+			x, err := scalar(raw)
+			if err != nil {
+				return err
+			}
+			put(x)
+		}
+		return nil
+	})
+	return root, err
+}
+
+// scalar decodes a JSON scalar as encoding/json decodes it into any.
+func scalar(raw []byte) (any, error) {
+	switch raw[0] {
+	case '"':
+		return jsonrpc.Unquote(raw)
 	case 't':
 		return true, nil
 	case 'f':
 		return false, nil
 	case 'n':
 		return nil, nil
-	default:
-		return strconv.ParseFloat(string(v), 64)
 	}
+	return strconv.ParseFloat(string(raw), 64)
 }
 
 // addressees returns the domains of the e-mail addresses and the hosts of
@@ -272,7 +286,7 @@ func (a *attribution) addressee(kind fingerprint.IdentKind, canon string) {
 	if kind == fingerprint.IdentEmail {
 		a.domains = append(a.domains, ch)
 	} else {
-		a.hosts = append(a.hosts, ch)
+		a.hosts = append(a.hosts, policy.SiteHost(ch))
 	}
 }
 
@@ -282,21 +296,6 @@ func sourceNames(s *flow.Session) []string {
 		out = append(out, src.Tool)
 	}
 	return uniqueSorted(out)
-}
-
-func (d *Decision) add(f Finding) {
-	d.Findings = append(d.Findings, f)
-}
-
-// finish orders the findings and promotes the most severe. Allow findings
-// are dropped: a rule whose action is allow does not apply.
-func (d *Decision) finish() {
-	d.Findings = slices.DeleteFunc(d.Findings, func(f Finding) bool { return f.Verdict == flow.Allow })
-	sort.SliceStable(d.Findings, func(i, j int) bool { return d.Findings[i].Verdict > d.Findings[j].Verdict })
-	if len(d.Findings) > 0 {
-		top := d.Findings[0]
-		d.Verdict, d.Rule, d.Reason = top.Verdict, top.Rule, top.Reason
-	}
 }
 
 func exfilReason(sink string, m attribution) string {
@@ -379,6 +378,9 @@ type attribution struct {
 	sources         []string
 	paths           []string
 	via             []string
+	// undecoded lists the argument paths whose decoded views were cut
+	// short by the decoder's work bound, or is "".
+	undecoded string
 
 	// provenance maps an argument path to the counted sources it derives
 	// from: min_matches fingerprints of the source on that path, or one
@@ -506,16 +508,23 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatche
 		}
 	}
 	addr := make([]bool, len(leaves))
+	var undecoded []string
 	for i, leaf := range leaves {
 		addr[i] = isAddress(leaf.value)
-		fingerprint.Expand(leaf.value, func(v fingerprint.View) {
+		complete := fingerprint.Expand(leaf.value, func(v fingerprint.View) {
 			scan(leaf.path, v.Text, v.Via, true, !addr[i])
 		})
+		if !complete && !addr[i] {
+			undecoded = append(undecoded, leaf.path)
+		}
 		if i > 0 && !addr[i] && !addr[i-1] {
 			// Text split across two fields: only windows that straddle the
 			// boundary are new, so scan just the two edges, joined.
 			scan("", edges(leaves[i-1].value, leaf.value), nil, false, true)
 		}
+	}
+	if undecoded = uniqueSorted(undecoded); len(undecoded) > 0 {
+		res.undecoded = list(undecoded)
 	}
 	res.domains, res.hosts = uniqueSorted(res.domains), uniqueSorted(res.hosts)
 	res.prints, res.digests = len(privPrints), len(privDigests)
@@ -635,36 +644,58 @@ func stringLeaves(raw json.RawMessage) ([]leaf, error) {
 		return nil, errors.New("arguments are not valid JSON")
 	}
 	var out []leaf
-	var walk func(path string, v []byte) error
-	walk = func(path string, v []byte) error {
-		switch v[0] {
-		case '"':
-			s, err := jsonrpc.Unquote(v)
-			if err != nil {
-				return err
+	// One pass over the arguments (jsonrpc.Walk), keeping the path of the
+	// container each value is in.
+	type frame struct {
+		path string
+		arr  bool
+		n    int    // the next element's index, in an array
+		next string // the next member's path, in an object
+	}
+	var stack []frame
+	valuePath := func() string {
+		if len(stack) == 0 {
+			return "$"
+		}
+		top := &stack[len(stack)-1]
+		if !top.arr {
+			return top.next
+		}
+		p := top.path + "[" + strconv.Itoa(top.n) + "]"
+		top.n++
+		return p
+	}
+	err := jsonrpc.Walk(raw, func(tok jsonrpc.Token, text string, v []byte) error {
+		switch tok {
+		case jsonrpc.ObjectStart, jsonrpc.ArrayStart:
+			stack = append(stack, frame{path: valuePath(), arr: tok == jsonrpc.ArrayStart})
+		case jsonrpc.ObjectEnd, jsonrpc.ArrayEnd:
+			stack = stack[:len(stack)-1]
+		case jsonrpc.Key:
+			top := &stack[len(stack)-1]
+			top.next = childPath(top.path, text)
+			if len(text) >= 12 {
+				out = append(out, leaf{top.next, text})
 			}
-			out = append(out, leaf{path, s})
-		case '{':
-			return jsonrpc.EachMember(v, func(k string, mv []byte) error {
-				p := childPath(path, k)
-				if len(k) >= 12 {
-					out = append(out, leaf{p, k})
+		case jsonrpc.Scalar:
+			p := valuePath()
+			switch v[0] {
+			case '"':
+				s, err := jsonrpc.Unquote(v)
+				if err != nil {
+					return err
 				}
-				return walk(p, mv)
-			})
-		case '[':
-			return jsonrpc.EachElement(v, func(i int, ev []byte) error {
-				return walk(path+"["+strconv.Itoa(i)+"]", ev)
-			})
-		case 't', 'f', 'n':
-		default:
-			if len(v) >= 12 {
-				out = append(out, leaf{path, string(v)})
+				out = append(out, leaf{p, s})
+			case 't', 'f', 'n':
+			default:
+				if len(v) >= 12 {
+					out = append(out, leaf{p, string(v)})
+				}
 			}
 		}
 		return nil
-	}
-	if err := walk("$", raw); err != nil {
+	})
+	if err != nil {
 		return nil, fmt.Errorf("arguments could not be read: %w", err)
 	}
 	return out, nil

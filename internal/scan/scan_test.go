@@ -1,4 +1,4 @@
-package clients
+package scan
 
 import (
 	"bufio"
@@ -16,12 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weir-sec/weir/internal/detect"
-
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/weir-sec/weir/internal/clients"
+	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/policy"
 	"github.com/weir-sec/weir/internal/policy/policyfile"
+	"github.com/weir-sec/weir/internal/store"
 )
 
 // The test binary doubles as the servers the scanner is tested on:
@@ -63,12 +65,40 @@ func fakeScanServer(kind string) {
 		fmt.Println("Starting server v1.2 on stdio...")
 		io.Copy(io.Discard, os.Stdin)
 		time.Sleep(time.Hour)
-	case "poisoned", "benign", "paged":
+	case "poisoned", "benign", "paged", "bad-resources", "bad-prompts", "crash-prompts", "bad-tools", "slow-resources":
 		opts := &mcp.ServerOptions{Instructions: "Tools for arithmetic and mail."}
 		if kind == "paged" {
 			opts.PageSize = 2
 		}
 		s := mcp.NewServer(&mcp.Implementation{Name: "fake-" + kind, Version: "0.1"}, opts)
+		// The failing kinds answer one listing badly, the way
+		// @modelcontextprotocol/server-postgres answers resources/list
+		// without a database.
+		fail := map[string]string{"bad-resources": "resources/list", "bad-prompts": "prompts/list", "crash-prompts": "prompts/list",
+			"bad-tools": "tools/list", "slow-resources": "resources/list"}[kind]
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method != fail {
+					return next(ctx, method, req)
+				}
+				switch kind {
+				case "crash-prompts":
+					fmt.Fprintln(os.Stderr, "fatal: prompt store is corrupt")
+					os.Exit(1)
+				case "slow-resources":
+					time.Sleep(time.Hour)
+				}
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "connect ECONNREFUSED 127.0.0.1:5432"}
+			}
+		})
+		if fail != "" && fail != "tools/list" {
+			s.AddPrompt(&mcp.Prompt{Name: "summarise", Description: "Summarise a text."}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{}, nil
+			})
+			s.AddResource(&mcp.Resource{Name: "schema", URI: "postgres://db/schema", Description: "The database schema."}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{}, nil
+			})
+		}
 		type addArgs struct {
 			A        int    `json:"a"`
 			B        int    `json:"b"`
@@ -114,24 +144,24 @@ func fakeScanServer(kind string) {
 	}
 }
 
-func fakeServer(name, kind string) Server {
-	return Server{Name: name, Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{"WEIR_SCAN_FAKE": kind}, Path: "/mcpServers/" + name}
+func fakeServer(name, kind string) clients.Server {
+	return clients.Server{Name: name, Transport: clients.TransportStdio, Command: os.Args[0], Env: map[string]string{"WEIR_SCAN_FAKE": kind}, Path: "/mcpServers/" + name}
 }
 
-func scanOpts(timeout time.Duration) ScanOptions {
-	return ScanOptions{Timeout: timeout, Concurrency: 8}
+func scanOpts(timeout time.Duration) Options {
+	return Options{Timeout: timeout, Concurrency: 8}
 }
 
 func TestScanFindsPoisonAndLabels(t *testing.T) {
-	servers := []Server{fakeServer("calc", "poisoned"), fakeServer("other", "paged")}
-	reps := Scan(context.Background(), servers, scanOpts(20*time.Second))
+	servers := []clients.Server{fakeServer("calc", "poisoned"), fakeServer("other", "paged")}
+	reps := Servers(context.Background(), servers, scanOpts(20*time.Second))
 	for _, r := range reps {
 		if r.Status != StatusScanned {
 			t.Fatalf("%s: %s: %s\nstderr: %s", r.Name, r.Status, r.Error, r.Stderr)
 		}
 	}
 	calc := reps[0]
-	if calc.Info == nil || calc.Info.Name != "fake-poisoned" || calc.Info.Protocol != scanProtocol {
+	if calc.Info == nil || calc.Info.Name != "fake-poisoned" || calc.Info.Protocol != protocolVersion {
 		t.Errorf("server info %+v", calc.Info)
 	}
 	tools := map[string]ToolReport{}
@@ -189,32 +219,33 @@ func TestScanFindsPoisonAndLabels(t *testing.T) {
 	}
 }
 
-func TestScanPinHook(t *testing.T) {
-	var seen []string
+// TestScanPins: with a pin store the scan judges each tool as weir run
+// would on its next launch: a tool whose definition differs from its pin
+// is changed and withheld, one never seen is new.
+func TestScanPins(t *testing.T) {
+	pins := store.NewMemory()
 	opts := scanOpts(20 * time.Second)
-	opts.PinStatus = func(server string, command []string, instructions string, tl detect.Tool) string {
-		tool := tl.Name
-		seen = append(seen, server+"/"+tool)
-		if len(command) == 0 || tl.Server != server {
-			t.Errorf("pin hook for %s/%s without the command or server: %q %q", server, tool, command, tl.Server)
-		}
-		if tool == "add" {
-			return PinChanged
-		}
-		return PinUnchanged
+	opts.Pins = pins
+	server := fakeServer("calc", "benign")
+	id := pin.Identity("calc", append([]string{server.Command}, server.Args...), "")
+	if err := pins.PutPin(context.Background(), pin.Pin{Identity: id, Server: "calc", Tool: "add", Hash: "an older definition"}); err != nil {
+		t.Fatal(err)
 	}
-	reps := Scan(context.Background(), []Server{fakeServer("calc", "benign")}, opts)
+	reps := Servers(context.Background(), []clients.Server{server}, opts)
+	if len(reps[0].Tools) != 3 {
+		t.Fatalf("tools %+v", reps[0].Tools)
+	}
 	for _, tr := range reps[0].Tools {
-		want := PinUnchanged
+		want, withheld := PinNew, false
 		if tr.Name == "add" {
-			want = PinChanged
+			want, withheld = PinChanged, true
 		}
-		if tr.Pin != want {
-			t.Errorf("%s: pin %q, want %q", tr.Name, tr.Pin, want)
+		if tr.Pin != want || tr.Withheld != withheld {
+			t.Errorf("%s: pin %q withheld %v, want %q %v", tr.Name, tr.Pin, tr.Withheld, want, withheld)
 		}
 	}
-	if len(seen) != 3 {
-		t.Errorf("hook called for %v", seen)
+	if add := reps[0].Tools[0]; add.Rule != "pin.changed" || !strings.Contains(add.Reason, "changed since it was approved") {
+		t.Errorf("add: rule %q reason %q", add.Rule, add.Reason)
 	}
 }
 
@@ -222,25 +253,25 @@ func TestScanPinHook(t *testing.T) {
 // garbage is reported with the reason, within its timeout, alongside a
 // good one.
 func TestScanMisbehavingServers(t *testing.T) {
-	servers := []Server{
+	servers := []clients.Server{
 		fakeServer("hang", "hang"),
 		fakeServer("slow", "hang-list"),
 		fakeServer("crash", "crash"),
 		fakeServer("garbage", "garbage"),
 		fakeServer("good", "benign"),
-		{Name: "missing", Transport: TransportStdio, Command: "weir-no-such-server-xyz", Path: "/mcpServers/missing"},
-		{Name: "broken", Transport: TransportStdio, Problem: `"args" is a string; want a list of strings`, Path: "/mcpServers/broken"},
-		{Name: "off", Transport: TransportStdio, Command: "x", Disabled: true, Path: "/mcpServers/off"},
-		{Name: "remote", Transport: TransportHTTP, URL: "https://example.invalid/mcp", Path: "/mcpServers/remote"},
+		{Name: "missing", Transport: clients.TransportStdio, Command: "weir-no-such-server-xyz", Path: "/mcpServers/missing"},
+		{Name: "broken", Transport: clients.TransportStdio, Problem: `"args" is a string; want a list of strings`, Path: "/mcpServers/broken"},
+		{Name: "off", Transport: clients.TransportStdio, Command: "x", Disabled: true, Path: "/mcpServers/off"},
+		{Name: "remote", Transport: clients.TransportHTTP, URL: "https://example.invalid/mcp", Path: "/mcpServers/remote"},
 	}
 	if runtime.GOOS != "windows" {
 		// A hanging server whose child keeps stdout open: the whole
 		// process group must go.
-		servers = append(servers, Server{Name: "family", Transport: TransportStdio, Command: "sh", Args: []string{"-c", "sleep 30 & sleep 30"}, Path: "/mcpServers/family"})
+		servers = append(servers, clients.Server{Name: "family", Transport: clients.TransportStdio, Command: "sh", Args: []string{"-c", "sleep 30 & sleep 30"}, Path: "/mcpServers/family"})
 	}
 	timeout := 3 * time.Second
 	start := time.Now()
-	reps := Scan(context.Background(), servers, scanOpts(timeout))
+	reps := Servers(context.Background(), servers, scanOpts(timeout))
 	if el := time.Since(start); el > timeout+2*time.Second {
 		t.Errorf("the scan took %s with a %s timeout", el, timeout)
 	}
@@ -284,7 +315,7 @@ func TestScanWrappedEntryUsesInnerCommandAndPolicy(t *testing.T) {
 	s.Command, s.Wrapped = "/nonexistent/weir", true
 	opts := scanOpts(20 * time.Second)
 	opts.PolicyFor = func(f string) (*policy.Policy, error) { return policyfile.Resolve(f, dir) }
-	r := Scan(context.Background(), []Server{s}, opts)[0]
+	r := Servers(context.Background(), []clients.Server{s}, opts)[0]
 	if r.Status != StatusScanned || r.WeirName != "mail" || r.Policy != pfile || !r.Wrapped {
 		t.Fatalf("%+v", r)
 	}
@@ -303,7 +334,7 @@ func TestScanInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(500 * time.Millisecond); cancel() }()
 	start := time.Now()
-	r := Scan(ctx, []Server{fakeServer("hang", "hang")}, scanOpts(time.Minute))[0]
+	r := Servers(ctx, []clients.Server{fakeServer("hang", "hang")}, scanOpts(time.Minute))[0]
 	if time.Since(start) > 5*time.Second || r.Status != StatusFailed || !strings.Contains(r.Error, "interrupted") {
 		t.Errorf("after %s: %s %q", time.Since(start), r.Status, r.Error)
 	}
@@ -332,75 +363,41 @@ func TestGarbage(t *testing.T) {
 func TestServerEnvAndDir(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, ".env"), []byte("# c\nexport A=\"from file\"\nB=file\n\n"), 0o600)
-	s := Server{Env: map[string]string{"B": "entry", "C": "x=y"}, EnvFile: ".env"}
-	env, notes := serverEnv(s, ScanOptions{Environ: []string{"PATH=/bin", "B=base", "A=base"}, Dir: dir})
+	s := clients.Server{Env: map[string]string{"B": "entry", "C": "x=y"}, EnvFile: ".env"}
+	env, notes := serverEnv(s, Options{Environ: []string{"PATH=/bin", "B=base", "A=base"}, Dir: dir})
 	want := []string{"PATH=/bin", "A=from file", "B=entry", "C=x=y"}
 	if !slices.Equal(env, want) || len(notes) != 0 {
 		t.Errorf("env %q notes %q, want %q", env, notes, want)
 	}
-	_, notes = serverEnv(Server{EnvFile: "missing.env"}, ScanOptions{Environ: []string{}, Dir: dir})
+	_, notes = serverEnv(clients.Server{EnvFile: "missing.env"}, Options{Environ: []string{}, Dir: dir})
 	if len(notes) != 1 || !strings.Contains(notes[0], "missing.env was not read") {
 		t.Errorf("notes %q", notes)
 	}
 	for _, c := range []struct {
-		s    Server
+		s    clients.Server
 		want string
 	}{
-		{Server{}, ""},
-		{Server{Cwd: "/abs"}, "/abs"},
-		{Server{Cwd: "sub"}, filepath.Join(dir, "sub")},
-		{Server{Project: "/p"}, "/p"},
-		{Server{Project: "/p", Cwd: "sub"}, "/p/sub"},
+		{clients.Server{}, ""},
+		{clients.Server{Cwd: "/abs"}, "/abs"},
+		{clients.Server{Cwd: "sub"}, filepath.Join(dir, "sub")},
+		{clients.Server{Project: "/p"}, "/p"},
+		{clients.Server{Project: "/p", Cwd: "sub"}, "/p/sub"},
 	} {
-		if got := serverDir(c.s, ScanOptions{Dir: dir}); got != c.want {
+		if got := serverDir(c.s, Options{Dir: dir}); got != c.want {
 			t.Errorf("serverDir(%+v) = %q, want %q", c.s, got, c.want)
 		}
 	}
 }
 
-func TestConfigLines(t *testing.T) {
-	loc := Location{Client: ClaudeCode, Path: "/home/u/.claude.json", Format: FormatClaudeCode}
-	c, err := Parse(loc, []byte(`{
-  "mcpServers": {
-    "a": {"command": "x"},
-    "b": {"url": "https://x.example"}
-  },
-  "projects": {
-    "/home/u/p": {
-      "mcpServers": {
-        "a": {"command": "y"}
-      }
-    }
-  }
-}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := c.lines()
-	want := map[string]int{"/mcpServers/a": 3, "/mcpServers/b": 4, "/projects/~1home~1u~1p/mcpServers/a": 9}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("line of %s = %d, want %d (all: %v)", k, got[k], v, got)
-		}
-	}
-	y, err := Parse(Location{Path: "config.yaml", Format: FormatContinueYAML}, []byte("name: x\nmcpServers:\n  - name: one\n    command: a\n  - name: two\n    command: b\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := y.lines(); got["/mcpServers/0"] != 3 || got["/mcpServers/1"] != 5 {
-		t.Errorf("yaml lines %v", got)
-	}
-}
-
 // TestScanKillsProcessGroup checks that a hanging server's children are
-// gone when Scan returns.
+// gone when Servers returns.
 func TestScanKillsProcessGroup(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no process groups")
 	}
 	marker := filepath.Join(t.TempDir(), "alive")
-	s := Server{Name: "family", Transport: TransportStdio, Command: "sh", Args: []string{"-c", "(for i in $(seq 100); do touch " + marker + "; sleep 0.1; done) & sleep 60"}, Path: "/x"}
-	Scan(context.Background(), []Server{s}, scanOpts(time.Second))
+	s := clients.Server{Name: "family", Transport: clients.TransportStdio, Command: "sh", Args: []string{"-c", "(for i in $(seq 100); do touch " + marker + "; sleep 0.1; done) & sleep 60"}, Path: "/x"}
+	Servers(context.Background(), []clients.Server{s}, scanOpts(time.Second))
 	time.Sleep(300 * time.Millisecond)
 	os.Remove(marker)
 	time.Sleep(500 * time.Millisecond)
@@ -434,14 +431,14 @@ func TestScanRemote(t *testing.T) {
 	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body); <-r.Context().Done() }))
 	defer silent.Close()
 
-	servers := []Server{
-		{Name: "http", Transport: TransportHTTP, URL: hs.URL, Headers: map[string]string{"Authorization": "Bearer t0k"}, Path: "/a"},
-		{Name: "sse", Transport: TransportSSE, URL: ss.URL, Path: "/b"},
-		{Name: "silent", Transport: TransportHTTP, URL: silent.URL, Path: "/c"},
+	servers := []clients.Server{
+		{Name: "http", Transport: clients.TransportHTTP, URL: hs.URL, Headers: map[string]string{"Authorization": "Bearer t0k"}, Path: "/a"},
+		{Name: "sse", Transport: clients.TransportSSE, URL: ss.URL, Path: "/b"},
+		{Name: "silent", Transport: clients.TransportHTTP, URL: silent.URL, Path: "/c"},
 	}
 	opts := scanOpts(3 * time.Second)
 	opts.Remote = true
-	reps := Scan(context.Background(), servers, opts)
+	reps := Servers(context.Background(), servers, opts)
 	for _, r := range reps[:2] {
 		if r.Status != StatusScanned || len(r.Tools) != 1 || !slices.Equal(r.Tools[0].Labels, []string{"untrusted", "sink"}) {
 			t.Errorf("%s: %s %q tools %+v", r.Name, r.Status, r.Error, r.Tools)
@@ -455,5 +452,75 @@ func TestScanRemote(t *testing.T) {
 	}
 	if tri := AssessTrifecta(reps); len(tri.Unguarded) != 2 || !slices.Equal(tri.Unknown, []string{"silent"}) {
 		t.Errorf("remote servers are never behind weir run: %+v", tri)
+	}
+}
+
+// TestScanFailedListingKeepsTools: a server whose prompts/list or
+// resources/list fails (server-postgres without a database) still has its
+// tools scanned and judged, with a note saying which listing failed and
+// why; a failing tools/list still fails the server.
+func TestScanFailedListingKeepsTools(t *testing.T) {
+	servers := []clients.Server{
+		fakeServer("postgres", "bad-resources"),
+		fakeServer("prompts", "bad-prompts"),
+		fakeServer("crashy", "crash-prompts"),
+		fakeServer("slow", "slow-resources"),
+		fakeServer("notools", "bad-tools"),
+	}
+	// The servers that answer get all the time a loaded machine may need
+	// to start them; the one that hangs, a timeout it runs into.
+	var reps []ServerReport
+	slow := make(chan ServerReport)
+	go func() { slow <- Servers(context.Background(), servers[3:4], scanOpts(5*time.Second))[0] }()
+	reps = Servers(context.Background(), slices.Delete(slices.Clone(servers), 3, 4), scanOpts(30*time.Second))
+	reps = slices.Insert(reps, 3, <-slow)
+	want := map[string]struct {
+		prompts, resources []string
+		notes              []string
+	}{
+		"postgres": {[]string{"summarise"}, []string{},
+			[]string{`its resources were not checked: resources/list failed: the server answered with error -32603: connect ECONNREFUSED 127.0.0.1:5432`}},
+		"prompts": {[]string{}, []string{"schema"},
+			[]string{`its prompts were not checked: prompts/list failed: the server answered with error -32603: connect ECONNREFUSED 127.0.0.1:5432`}},
+		"crashy": {[]string{}, []string{},
+			[]string{"its prompts were not checked: exited with status 1 before answering prompts/list",
+				"its resources were not checked: not asked: the scan of this server stopped at prompts/list",
+				"its resource templates were not checked: not asked: the scan of this server stopped at prompts/list"}},
+		"slow": {[]string{"summarise"}, []string{},
+			[]string{"its resources were not checked: did not answer resources/list within 5s; stopped",
+				"its resource templates were not checked: not asked: the scan of this server stopped at resources/list"}},
+	}
+	for _, r := range reps[:4] {
+		w := want[r.Name]
+		if r.Status != StatusScanned || r.Error != "" {
+			t.Errorf("%s: %s %q, want scanned", r.Name, r.Status, r.Error)
+			continue
+		}
+		var names []string
+		for _, tr := range r.Tools {
+			names = append(names, tr.Name)
+		}
+		if !slices.Equal(names, []string{"add", "read_note", "send_email"}) {
+			t.Errorf("%s: tools %v", r.Name, names)
+		}
+		if !slices.Equal(r.Prompts, w.prompts) || !slices.Equal(r.Resources, w.resources) {
+			t.Errorf("%s: prompts %v resources %v, want %v %v", r.Name, r.Prompts, r.Resources, w.prompts, w.resources)
+		}
+		if !slices.Equal(r.Notes, w.notes) {
+			t.Errorf("%s: notes\n%s\nwant\n%s", r.Name, strings.Join(r.Notes, "\n"), strings.Join(w.notes, "\n"))
+		}
+		if r.Info == nil || r.Info.Name != "fake-"+servers[slices.IndexFunc(servers, func(s clients.Server) bool { return s.Name == r.Name })].Env["WEIR_SCAN_FAKE"] {
+			t.Errorf("%s: server info %+v", r.Name, r.Info)
+		}
+	}
+	if r := reps[2]; !strings.Contains(r.Stderr, "prompt store is corrupt") {
+		t.Errorf("crashy: stderr %q", r.Stderr)
+	}
+	// The tools count towards the trifecta.
+	if tri := AssessTrifecta(reps[:1]); !tri.Known || !slices.Contains(tri.Private, "postgres/read_note") || !slices.Contains(tri.Sink, "postgres/send_email") {
+		t.Errorf("trifecta of the server with failed resources: %+v", tri)
+	}
+	if r := reps[4]; r.Status != StatusFailed || r.Error != "tools/list failed: the server answered with error -32603: connect ECONNREFUSED 127.0.0.1:5432" || len(r.Tools) != 0 {
+		t.Errorf("notools: %s %q tools %v", r.Status, r.Error, r.Tools)
 	}
 }

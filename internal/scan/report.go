@@ -1,10 +1,22 @@
-package clients
+package scan
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/weir-sec/weir/internal/detect"
+)
+
+// Exit statuses of weir scan, as Report.ExitCode holds them. When several
+// apply, ExitUsage wins over ExitFindings, and ExitFindings over
+// ExitUnreachable.
+const (
+	ExitOK          = 0 // nothing at or above --fail-on, every server started could be scanned
+	ExitFindings    = 1 // a finding at or above --fail-on, the trifecta verdict included
+	ExitUsage       = 2 // bad flags, or a configuration or policy file that cannot be read or parsed
+	ExitUnreachable = 3 // some server could not be scanned (failed or invalid), and neither 1 nor 2 applies
 )
 
 // Report is a whole `weir scan`: every configuration file it read, and a
@@ -14,8 +26,8 @@ type Report struct {
 	Configs []ConfigReport `json:"configs"`
 	Summary Summary        `json:"summary"`
 
-	// Set by the caller (weir scan): Weir's version, the --fail-on
-	// threshold, and the exit status the report leads to.
+	// Set by Finish: Weir's version, the --fail-on threshold, and the
+	// exit status the report leads to (one of the Exit constants).
 	Weir     string `json:"weir_version,omitempty"`
 	FailOn   string `json:"fail_on,omitempty"`
 	ExitCode int    `json:"exit_code"`
@@ -94,6 +106,56 @@ func NewReport(configs []ConfigReport) Report {
 		configs = []ConfigReport{}
 	}
 	return Report{Configs: configs, Summary: s}
+}
+
+// Finish sets what the caller decides: Weir's version, the --fail-on
+// threshold, and the exit status the report leads to with it.
+func (r *Report) Finish(version string, failOn detect.Severity) {
+	code := ExitOK
+	if r.Summary.Failed+r.Summary.Invalid > 0 {
+		code = ExitUnreachable
+	}
+	if highest, _ := ParseSeverity(r.Summary.Highest); highest >= failOn {
+		code = ExitFindings
+	}
+	if r.Summary.ConfigErrors > 0 {
+		code = ExitUsage
+	}
+	r.Weir, r.FailOn, r.ExitCode = version, failOn.String(), code
+}
+
+// ParseSeverity reads none, low, medium or high.
+func ParseSeverity(s string) (detect.Severity, bool) {
+	for _, x := range []detect.Severity{detect.None, detect.Low, detect.Medium, detect.High} {
+		if x.String() == s {
+			return x, true
+		}
+	}
+	return detect.None, false
+}
+
+// String says what the summary counts in one line, for people: "1 config
+// file, 8 servers (4 scanned, 3 could not be scanned, 1 skipped), 5 tools;
+// findings: 7 high, 0 medium, 0 low; lethal trifecta in 1 file (1 not
+// behind Weir)".
+func (s Summary) String() string {
+	parts := []string{fmt.Sprintf("%d scanned", s.Scanned)}
+	if s.Failed+s.Invalid > 0 {
+		parts = append(parts, fmt.Sprintf("%d could not be scanned", s.Failed+s.Invalid))
+	}
+	if s.Skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped", s.Skipped))
+	}
+	line := fmt.Sprintf("%s, %s (%s), %s; findings: %d high, %d medium, %d low",
+		count(s.Configs, "config file"), count(s.Servers, "server"), strings.Join(parts, ", "), count(s.Tools, "tool"),
+		s.Findings["high"], s.Findings["medium"], s.Findings["low"])
+	if s.Trifecta > 0 {
+		line += fmt.Sprintf("; lethal trifecta in %s", count(s.Trifecta, "file"))
+		if s.Unguarded > 0 {
+			line += fmt.Sprintf(" (%d not behind Weir)", s.Unguarded)
+		}
+	}
+	return line
 }
 
 // JSON encodes the report with every object's keys sorted and two-space

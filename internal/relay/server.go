@@ -1,0 +1,353 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/weir-sec/weir/internal/audit"
+	"github.com/weir-sec/weir/internal/detect"
+	"github.com/weir-sec/weir/internal/engine"
+	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/jsonrpc"
+)
+
+// serverPump reads the server's messages until its output ends.
+func (r *Relay) serverPump(ctx context.Context) error {
+	for ctx.Err() == nil {
+		line, err := r.server.Read(ctx)
+		var over *jsonrpc.OversizeError
+		switch {
+		case errors.As(err, &over):
+			r.log.Warn("server message over the size limit", "bytes", over.Size, "limit", over.Limit)
+			r.dropAnswer(over.ID, fmt.Sprintf("the MCP server %q sent a response of %d bytes, over Weir's limit of %d (raise it with weir run --max-message-bytes)", r.opts.Server, over.Size, over.Limit))
+		case err != nil:
+			return err
+		default:
+			r.fromServer(ctx, line)
+		}
+		r.traced("server")
+	}
+	return ctx.Err()
+}
+
+// dropAnswer answers the client request a dropped server message was the
+// answer to, if its id can be read.
+func (r *Relay) dropAnswer(rawID []byte, why string) {
+	id, ok := rawWeirID(rawID)
+	if !ok {
+		return
+	}
+	if p := r.ids.take(id); p != nil {
+		r.replyError(p.clientID, jsonrpc.CodeBadServerMessage, why)
+	}
+}
+
+// fromServer handles one server message. An answer is matched to the
+// request it answers by Weir's id, decided (a tools/call result, a tool
+// list, instructions), and sent to the client under the client's id; a
+// server request or notification is forwarded as it is. A panic while
+// handling an answer is recovered here and the request is answered with
+// an error, so it never goes unanswered and the result is not relayed
+// unjudged.
+func (r *Relay) fromServer(ctx context.Context, line []byte) {
+	var (
+		p    *pending
+		done bool
+	)
+	defer func() {
+		if v := recover(); v != nil {
+			r.log.Error("Weir failed while handling a server message", "panic", v)
+			if p != nil && !done {
+				r.replyError(p.clientID, jsonrpc.CodeInternalError,
+					fmt.Sprintf("Weir failed while handling the answer of %q to %s (%v); the answer was not relayed", r.opts.Server, p.method, v))
+			}
+		}
+	}()
+	msg, err := jsonrpc.Parse(line)
+	if err != nil {
+		var bad *jsonrpc.BadMessageError
+		errors.As(err, &bad)
+		if e := memberOf(line, "error"); bad.Code == jsonrpc.CodeInvalidRequest && e != nil && string(memberOf(line, "id")) == "null" {
+			// An error the server could not tie to a request.
+			r.unmatchedError(e)
+			return
+		}
+		r.log.Warn("malformed message from server; dropped", "server", r.opts.Server, "reason", err)
+		if bad.ID != nil {
+			r.dropAnswer(bad.ID, fmt.Sprintf("the MCP server %q sent a malformed response (%s)", r.opts.Server, bad.Reason))
+		}
+		return
+	}
+	m, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		if req := msg.(*jsonrpc.Request); req.Method == "notifications/tools/list_changed" {
+			r.log.Debug("server tool list changed", "server", r.opts.Server)
+		}
+		r.toClient(line)
+		return
+	}
+	if id, ok := weirID(m.ID); ok {
+		p = r.ids.take(id)
+	}
+	if p == nil {
+		r.log.Warn("dropped an answer to no waiting request (a second answer, or an id Weir did not send)", "server", r.opts.Server, "id", m.ID.Raw())
+		return
+	}
+	if m.Error == nil {
+		switch p.method {
+		case "tools/call":
+			line, ok = r.onResult(ctx, p, m.Result, line)
+		case "tools/list":
+			line, ok = r.onList(ctx, p, m.Result, line)
+		case "initialize", "server/discover":
+			line, ok = r.onInstructions(ctx, p, m.Result, line)
+		}
+		if !ok {
+			done = true // answered by the handler
+			return
+		}
+	}
+	out, _ := jsonrpc.ReplaceMember(line, "id", p.clientID)
+	done = true
+	r.toClient(out)
+}
+
+// unmatchedError handles an error the server sent with "id": null, having
+// failed to read a request. When exactly one request is waiting, it can
+// only be that request's answer, and it is relayed as one; otherwise it is
+// dropped and logged, and the request timeout answers what waits.
+func (r *Relay) unmatchedError(errObj []byte) {
+	var e struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(errObj, &e)
+	if id, p := r.ids.only(); p != nil {
+		if p = r.ids.take(id); p != nil {
+			r.replyError(p.clientID, jsonrpc.CodeBadServerMessage,
+				fmt.Sprintf("the MCP server %q could not read this request (%s)", r.opts.Server, e.Message))
+			return
+		}
+	}
+	r.log.Warn("dropped an error the server could not tie to a request", "server", r.opts.Server, "message", e.Message)
+}
+
+// refuseAnswer answers p with an error instead of the server's answer,
+// which Weir cannot relay unambiguously (enforce mode), and audits it.
+func (r *Relay) refuseAnswer(p *pending, event, reason string, d engine.Decision) bool {
+	r.record(&audit.Record{Event: event, Method: p.method, Tool: p.tool, Verdict: d.Verdict.String(), Enforced: d.Enforced,
+		Rule: string(d.Rule), Reason: reason}, nil)
+	if !d.Enforced {
+		return true
+	}
+	r.flushAudit()
+	r.replyError(p.clientID, jsonrpc.CodeBadServerMessage, reason)
+	return false
+}
+
+// protocolRefusal is the decision on an answer Weir cannot read.
+func (r *Relay) protocolRefusal(reason string) engine.Decision {
+	return engine.Decision{Verdict: flow.Block, Rule: engine.RuleProtocol, Reason: reason, Enforced: r.enforcing()}
+}
+
+// persist writes a decision's delta to the store, then brings the mirror
+// up to date with it.
+func (r *Relay) persist(ctx context.Context, delta engine.Delta) error {
+	for _, o := range delta.Observations {
+		if _, err := r.opts.Store.Append(ctx, r.opts.Session, o); err != nil {
+			return err
+		}
+	}
+	for _, p := range delta.Pins {
+		if err := r.opts.Store.PutPin(ctx, p); err != nil {
+			return err
+		}
+	}
+	if len(delta.Observations) == 0 {
+		return nil
+	}
+	r.mirrorMu.Lock()
+	defer r.mirrorMu.Unlock()
+	return r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror)
+}
+
+// onResult decides a tools/call result: hygiene, and the labels and
+// fingerprints it adds to the session, recorded before the client sees
+// it. It returns the line to relay, or false when it answered the request
+// itself: when the result cannot be read unambiguously, or its labels
+// cannot be recorded (fail closed: data Weir cannot track does not reach
+// the model).
+//
+// The injection detectors run after the result is relayed, on a goroutine
+// the relay owns: they cost more than the rest of the relay together. The
+// next decision that reads the session waits for them (see decide), so what
+// they find — a result that tries to steer the model becomes untrusted —
+// is in the session before any later call is judged.
+func (r *Relay) onResult(ctx context.Context, p *pending, result []byte, line []byte) ([]byte, bool) {
+	pol := r.policy.Load()
+	res := engine.Result{Server: r.opts.Server, Tool: p.tool, Labels: p.labels.Labels, Raw: result, At: r.now()}
+	in := engine.Inputs{Policy: pol, Hasher: r.opts.Hasher}
+	d := engine.Decide(in, res)
+	if d.Rule == engine.RuleProtocol {
+		return line, r.refuseAnswer(p, "result", d.Reason, d)
+	}
+	if err := r.persist(ctx, d.Delta); err != nil {
+		r.log.Error("recording a tool result failed; result withheld", "tool", p.tool, "err", err)
+		reason := fmt.Sprintf("could not record the result's labels: %v", err)
+		r.record(&audit.Record{Event: "result", Method: "tools/call", Tool: p.tool, Labels: p.labels.Labels.Names(),
+			Verdict: "block", Enforced: true, Rule: string(engine.RuleInternal), Reason: reason}, nil)
+		r.flushAudit()
+		r.replyResult(p, engine.ResultWithheldMessage(r.opts.Server+"/"+p.tool, err))
+		return nil, false
+	}
+	if len(d.Texts) > 0 || len(d.Delta.Observations) > 0 || d.Verdict != flow.Allow {
+		// The raw result is kept for the scan: it aliases the reader's
+		// buffer, which the next message overwrites.
+		res.Raw = bytes.Clone(result)
+		r.scans.Add(1)
+		go func() {
+			defer r.scans.Done()
+			r.scanResult(context.WithoutCancel(ctx), in, res, d)
+		}()
+	}
+	if d.Rewrite != nil {
+		if out, ok := jsonrpc.ReplaceMember(line, "result", d.Rewrite); ok {
+			return out, true
+		}
+	}
+	return line, true
+}
+
+// scanResult runs the injection detectors over a relayed result, decides
+// what they found, records the labels they raise, and audits the result.
+// A result already untrusted is not scanned: the detectors could add
+// nothing to how it is treated.
+func (r *Relay) scanResult(ctx context.Context, in engine.Inputs, res engine.Result, arrival engine.Decision) {
+	var findings []detect.Finding
+	if !res.Labels.Has(flow.Untrusted) {
+		for _, t := range arrival.Texts {
+			findings = append(findings, detect.ScanText(t.Field, t.Text)...)
+		}
+	}
+	d := engine.Decide(in, engine.Scanned{Result: res, Findings: findings, Arrival: arrival})
+	err := r.persist(ctx, d.Delta)
+	if err != nil {
+		r.log.Error("recording an injection-bearing result as untrusted failed", "tool", res.Tool, "err", err)
+	}
+	if len(arrival.Delta.Observations) == 0 && d.Verdict == flow.Allow && err == nil {
+		return // nothing to record
+	}
+	labels := res.Labels
+	for _, o := range d.Delta.Observations {
+		labels |= o.Labels
+	}
+	rec := &audit.Record{Event: "result", Method: "tools/call", Tool: res.Tool, Labels: labels.Names(),
+		Verdict: d.Verdict.String(), Enforced: true, Rule: string(d.Rule), Reason: d.Reason}
+	for _, o := range arrival.Delta.Observations {
+		rec.Prints += len(o.Prints) + len(o.Digests)
+	}
+	if err != nil {
+		rec.Verdict, rec.Rule = "block", string(engine.RuleInternal)
+		rec.Reason = fmt.Sprintf("could not record the result as untrusted: %v", err)
+	}
+	r.record(rec, nil)
+}
+
+// onList decides a tools/list result: every definition is read, pinned
+// and judged; withheld tools are left out of what the client gets.
+func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []byte) ([]byte, bool) {
+	tools, elems, err := engine.ReadToolList(r.opts.Server, result)
+	if err != nil {
+		reason := fmt.Sprintf("the MCP server %q sent a tool list Weir cannot read unambiguously (%v), so Weir does not relay it", r.opts.Server, err)
+		return line, r.refuseAnswer(p, "list", reason, r.protocolRefusal(reason))
+	}
+	r.updateCatalog(tools)
+	r.mu.Lock()
+	l := engine.List{Raw: result, Tools: tools, Elems: elems, Instructions: r.instructions}
+	r.mu.Unlock()
+	r.gather.List(ctx, &l, nil, nil, nil)
+	in := engine.Inputs{Policy: r.policy.Load(), Hasher: r.opts.Hasher}
+	d := engine.Decide(in, l)
+	if err := r.persist(ctx, d.Delta); err != nil {
+		// Fail closed: without pins Weir cannot tell a rug pull from a tool
+		// it knows, so nothing new reaches the model.
+		r.log.Error("tool pins could not be written; withholding the tool list", "err", err)
+		l.PinsErr = err.Error()
+		d = engine.Decide(in, l)
+	}
+	r.mu.Lock()
+	for _, tv := range d.Tools {
+		if tv.Withheld() {
+			r.withheld[tv.Name] = tv.Reason
+		} else {
+			delete(r.withheld, tv.Name)
+		}
+	}
+	r.mu.Unlock()
+	var private, untrusted, sink int
+	for _, tv := range d.Tools {
+		l := r.toolLabels(tv.Name).Labels
+		private += b2i(l.Has(flow.Private))
+		untrusted += b2i(l.Has(flow.Untrusted))
+		sink += b2i(l.Has(flow.Sink))
+		if tv.Verdict == flow.Allow && len(tv.Findings) == 0 {
+			continue
+		}
+		reason := tv.Reason
+		if len(tv.Findings) > 0 {
+			reason = strings.TrimPrefix(reason+"; "+engine.FindingList(tv.Findings), "; ")
+		}
+		r.record(&audit.Record{Event: "definition", Method: "tools/list", Tool: tv.Name, Verdict: tv.Verdict.String(),
+			Enforced: d.Enforced, Rule: string(tv.Rule), Reason: reason}, nil)
+		if tv.Withheld() {
+			r.log.Warn("tool withheld", "tool", r.opts.Server+"/"+tv.Name, "why", tv.Reason, "enforced", d.Enforced)
+		}
+	}
+	r.record(&audit.Record{Event: "list", Method: "tools/list", Verdict: "allow", Enforced: true,
+		Reason: fmt.Sprintf("%d tools: %d private, %d untrusted, %d sink", len(d.Tools), private, untrusted, sink)}, nil)
+	if d.Rewrite != nil {
+		if out, ok := jsonrpc.ReplaceMember(line, "result", d.Rewrite); ok {
+			return out, true
+		}
+	}
+	return line, true
+}
+
+// onInstructions decides the instructions of an initialize or
+// server/discover result: flagged ones are replaced with a notice.
+func (r *Relay) onInstructions(ctx context.Context, p *pending, result []byte, line []byte) ([]byte, bool) {
+	text, err := engine.ReadInstructions(result)
+	if err != nil {
+		reason := fmt.Sprintf("the MCP server %q sent a %s result Weir cannot read unambiguously (%v), so Weir does not relay it", r.opts.Server, p.method, err)
+		return line, r.refuseAnswer(p, "instructions", reason, r.protocolRefusal(reason))
+	}
+	r.mu.Lock()
+	r.instructions = text
+	r.mu.Unlock()
+	if text == "" {
+		return line, true
+	}
+	ins := engine.Instructions{Raw: result, Text: text}
+	r.gather.Instructions(ctx, &ins)
+	d := engine.Decide(engine.Inputs{Policy: r.policy.Load(), Hasher: r.opts.Hasher}, ins)
+	if d.Verdict != flow.Allow {
+		r.record(&audit.Record{Event: "instructions", Method: p.method, Verdict: d.Verdict.String(), Enforced: d.Enforced,
+			Rule: string(d.Rule), Reason: d.Reason}, nil)
+	}
+	if d.Rewrite != nil {
+		if out, ok := jsonrpc.ReplaceMember(line, "result", d.Rewrite); ok {
+			return out, true
+		}
+	}
+	return line, true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
