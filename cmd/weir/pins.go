@@ -41,7 +41,7 @@ func openPinStore(ctx context.Context) (*store.SQLite, error) {
 	return store.OpenSQLite(ctx, filepath.Join(home, "state.db"))
 }
 
-func pinState(p store.Pin) string {
+func pinState(p pin.Pin) string {
 	switch {
 	case p.PendingHash == "":
 		return "approved"
@@ -146,7 +146,7 @@ func newPinsDiffCmd() *cobra.Command {
 	}
 }
 
-func printPinDiff(w io.Writer, p store.Pin) error {
+func printPinDiff(w io.Writer, p pin.Pin) error {
 	d, err := pin.Diff(p.Definition, p.PendingDef)
 	if err != nil {
 		return err

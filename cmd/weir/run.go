@@ -57,7 +57,12 @@ policy. Nothing but JSON-RPC is written to stdout; diagnostics go to stderr
 		Example: `  weir run --name notes -- npx -y @modelcontextprotocol/server-filesystem ~/notes
   weir run --name web --policy ./policy.yaml -- uvx mcp-server-fetch
   weir run --monitor -- ./my-server --stdio`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return transport.ErrNoCommand
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.name == "" {
 				f.name = serverName(args)

@@ -8,16 +8,13 @@ import (
 	"github.com/weir-sec/weir/internal/pin"
 )
 
-// Pin is the row the store keeps per tool of a server; see [pin.Pin].
-type Pin = pin.Pin
-
 const pinColumns = `identity, tool, server, hash, definition, pending_hash, pending_def, pending_why, first_seen, updated`
 
-func scanPins(rows *sql.Rows) ([]Pin, error) {
+func scanPins(rows *sql.Rows) ([]pin.Pin, error) {
 	defer rows.Close()
-	var out []Pin
+	var out []pin.Pin
 	for rows.Next() {
-		var p Pin
+		var p pin.Pin
 		if err := rows.Scan(&p.Identity, &p.Tool, &p.Server, &p.Hash, &p.Definition, &p.PendingHash, &p.PendingDef, &p.PendingWhy, &p.FirstSeen, &p.Updated); err != nil {
 			return nil, err
 		}
@@ -27,7 +24,7 @@ func scanPins(rows *sql.Rows) ([]Pin, error) {
 }
 
 // Pins returns the pins of one server identity, by tool name.
-func (s *SQLite) Pins(ctx context.Context, identity string) (map[string]Pin, error) {
+func (s *SQLite) Pins(ctx context.Context, identity string) (map[string]pin.Pin, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+pinColumns+` FROM pins WHERE identity = ?`, identity)
 	if err != nil {
 		return nil, fmt.Errorf("reading pins from %s: %w", s.path, err)
@@ -36,7 +33,7 @@ func (s *SQLite) Pins(ctx context.Context, identity string) (map[string]Pin, err
 	if err != nil {
 		return nil, fmt.Errorf("reading pins from %s: %w", s.path, err)
 	}
-	out := make(map[string]Pin, len(list))
+	out := make(map[string]pin.Pin, len(list))
 	for _, p := range list {
 		out[p.Tool] = p
 	}
@@ -45,7 +42,7 @@ func (s *SQLite) Pins(ctx context.Context, identity string) (map[string]Pin, err
 
 // AllPins returns every pin, ordered by server name, identity and tool; a
 // non-empty server keeps only that server's.
-func (s *SQLite) AllPins(ctx context.Context, server string) ([]Pin, error) {
+func (s *SQLite) AllPins(ctx context.Context, server string) ([]pin.Pin, error) {
 	q := `SELECT ` + pinColumns + ` FROM pins`
 	var args []any
 	if server != "" {
@@ -65,7 +62,7 @@ func (s *SQLite) AllPins(ctx context.Context, server string) ([]Pin, error) {
 
 // PutPin writes a pin, replacing the row for its identity and tool but
 // keeping the first FirstSeen.
-func (s *SQLite) PutPin(ctx context.Context, p Pin) error {
+func (s *SQLite) PutPin(ctx context.Context, p pin.Pin) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO pins (`+pinColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (identity, tool) DO UPDATE SET server = excluded.server, hash = excluded.hash,
 			definition = excluded.definition, pending_hash = excluded.pending_hash,

@@ -3,22 +3,24 @@ package store
 import (
 	"context"
 	"testing"
+
+	"github.com/weir-sec/weir/internal/pin"
 )
 
 func TestPins(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t)
-	put := func(p Pin) {
+	put := func(p pin.Pin) {
 		t.Helper()
 		if err := s.PutPin(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	put(Pin{Identity: "id-a", Tool: "read", Server: "a", Hash: "h1", Definition: []byte(`{"name":"read"}`), FirstSeen: 1, Updated: 1})
-	put(Pin{Identity: "id-a", Tool: "send", Server: "a", PendingHash: "h2", PendingDef: []byte(`{"name":"send"}`), PendingWhy: "quarantined: shadowing", FirstSeen: 2, Updated: 2})
-	put(Pin{Identity: "id-b", Tool: "read", Server: "b", Hash: "h3", FirstSeen: 3, Updated: 3})
+	put(pin.Pin{Identity: "id-a", Tool: "read", Server: "a", Hash: "h1", Definition: []byte(`{"name":"read"}`), FirstSeen: 1, Updated: 1})
+	put(pin.Pin{Identity: "id-a", Tool: "send", Server: "a", PendingHash: "h2", PendingDef: []byte(`{"name":"send"}`), PendingWhy: "quarantined: shadowing", FirstSeen: 2, Updated: 2})
+	put(pin.Pin{Identity: "id-b", Tool: "read", Server: "b", Hash: "h3", FirstSeen: 3, Updated: 3})
 	// A later write keeps the first sighting.
-	put(Pin{Identity: "id-a", Tool: "read", Server: "a", Hash: "h1", PendingHash: "h4", PendingWhy: "changed", FirstSeen: 9, Updated: 9})
+	put(pin.Pin{Identity: "id-a", Tool: "read", Server: "a", Hash: "h1", PendingHash: "h4", PendingWhy: "changed", FirstSeen: 9, Updated: 9})
 
 	got, err := s.Pins(ctx, "id-a")
 	if err != nil {

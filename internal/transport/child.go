@@ -58,6 +58,9 @@ type Child struct {
 	stopOnce sync.Once
 }
 
+// ErrNoCommand is returned for an empty command: it says how to give one.
+var ErrNoCommand = errors.New("no server command given: put it after --, e.g. weir run -- npx -y @modelcontextprotocol/server-memory")
+
 // Start runs argv with the given environment (nil means the current one),
 // its standard error going to stderr. It is StartCommand without a
 // context, directory or wait delay.
@@ -69,7 +72,7 @@ func Start(argv []string, env []string, stderr io.Writer) (*Child, error) {
 // the server and its process group are killed, as by Kill.
 func StartCommand(ctx context.Context, c Command) (*Child, error) {
 	if len(c.Argv) == 0 {
-		return nil, errors.New("no server command given: put it after --, e.g. weir run -- npx -y @modelcontextprotocol/server-memory")
+		return nil, ErrNoCommand
 	}
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	if cmd.Err != nil {
@@ -173,10 +176,12 @@ func (c *Child) signal(f func(*exec.Cmd)) {
 }
 
 // Shutdown closes the server's input and waits up to grace for it to exit,
-// then sends SIGTERM and waits up to grace again, then kills it. It returns
-// when the process has exited or ctx is done.
+// then sends SIGTERM and waits up to grace again, then kills it. Whatever
+// it left running in its process group is killed once it has exited. It
+// returns when the process has exited or ctx is done.
 func (c *Child) Shutdown(ctx context.Context, grace time.Duration) {
 	c.stopOnce.Do(func() {
+		defer kill(c.cmd) // leftovers of a server that exited on its own
 		_ = c.Stdin.Close()
 		steps := []func(){func() { c.signal(terminate) }, func() { c.signal(kill) }}
 		for _, step := range steps {
