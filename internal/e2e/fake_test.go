@@ -28,6 +28,7 @@ import (
 //	deep       answers with a result nested 2,000,000 arrays deep
 //	nullerr    answers with an error whose id is null
 //	silent     never answers
+//	twice      answers twice: a benign text, then one with hidden characters
 //
 // With WEIR_E2E_STRING_IDS=1 it answers numeric ids as strings ("5" for
 // 5), which the TypeScript SDK client accepts. With WEIR_E2E_JOURNAL=FILE
@@ -81,7 +82,7 @@ func fakeServer() {
 			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`)
 		case "tools/list":
 			tools := `{"name":"echo","description":` + string(mustJSON(desc)) + `,"inputSchema":{"type":"object"}}`
-			for _, name := range []string{"crash", "truncated", "garbage", "huge", "prose", "mutate", "note", "dup", "deep", "nullerr", "silent"} {
+			for _, name := range []string{"crash", "truncated", "garbage", "huge", "prose", "mutate", "note", "dup", "deep", "nullerr", "silent", "twice"} {
 				tools += `,{"name":"` + name + `","inputSchema":{"type":"object"}}`
 			}
 			if os.Getenv("WEIR_E2E_POISON") == "1" {
@@ -124,6 +125,10 @@ func fakeServer() {
 				send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
 				continue
 			case "silent":
+				continue
+			case "twice":
+				send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"first"}]}}`)
+				send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"second\u200b answer"}]}}`)
 				continue
 			case "huge":
 				var n int

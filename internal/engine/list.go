@@ -222,7 +222,7 @@ var (
 // the definitions and the raw JSON of each, in order. server fills each
 // definition's Server.
 func ReadToolList(server string, raw json.RawMessage) ([]detect.Tool, []json.RawMessage, error) {
-	if i := jsonrpc.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' || !jsonrpc.Valid(raw) {
+	if i := jsonrpc.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
 		return nil, nil, fmt.Errorf("the tool list is not a JSON object")
 	}
 	var tools []detect.Tool
@@ -288,7 +288,7 @@ func readTool(e []byte) (detect.Tool, error) {
 // server/discover result, with exact member names.
 func ReadInstructions(raw json.RawMessage) (string, error) {
 	var text string
-	if i := jsonrpc.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' || !jsonrpc.Valid(raw) {
+	if i := jsonrpc.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
 		return "", fmt.Errorf("the result is not a JSON object")
 	}
 	err := jsonrpc.Fields(raw, initMembers, func(name string, v []byte) error {

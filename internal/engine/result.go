@@ -211,10 +211,13 @@ func ResultText(raw json.RawMessage) (string, error) {
 // readResult reads a result once: its top level and content items with
 // exact member names (repeats and case variants refused), and, with
 // wantText, every string in it for fingerprinting (repeated members
-// refused anywhere). Every string offset is into raw.
+// refused anywhere). Every string offset is into raw. raw is valid JSON,
+// as jsonrpc.Parse gives it (the relay validated the whole message once):
+// it is not validated again, and anything else is an error or is read
+// leniently, never a panic.
 func readResult(raw json.RawMessage, wantText bool) (resultReading, error) {
 	rd := resultReading{contentEnd: -1}
-	if i := jsonrpc.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' || !jsonrpc.Valid(raw) {
+	if i := jsonrpc.SkipSpace(raw, 0); i >= len(raw) || raw[i] != '{' {
 		return rd, fmt.Errorf("the result is not a JSON object")
 	}
 	var b strings.Builder

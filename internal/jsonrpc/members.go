@@ -302,14 +302,18 @@ func skipValue(b []byte, i, limit int) (int, bool) {
 // name replaced by value, every other byte as it was. It reports false, and
 // returns obj, when there is no such member.
 func ReplaceMember(obj []byte, name string, value []byte) ([]byte, bool) {
+	if len(value) == 0 {
+		return obj, false
+	}
 	var start, end int
 	found := false
 	_, _ = eachMember(obj, noLimit, func(n string, v []byte) error {
-		if n == name && !found {
+		if n == name {
 			// v aliases obj, so its offset is the difference in capacity.
 			start = cap(obj) - cap(v)
 			end = start + len(v)
 			found = true
+			return errFound // the rest need not be scanned
 		}
 		return nil
 	})
@@ -321,3 +325,6 @@ func ReplaceMember(obj []byte, name string, value []byte) ([]byte, bool) {
 	out = append(out, value...)
 	return append(out, obj[end:]...), true
 }
+
+// errFound stops a member walk once the member sought is found.
+var errFound = errors.New("found")

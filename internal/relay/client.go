@@ -135,18 +135,21 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 	r.forward(ctx, line, p)
 }
 
-// memberOf returns the raw value of a top-level member of a valid object,
-// or nil.
+// memberOf returns the raw value of a top-level member of a valid object
+// (one Parse accepted, so it has no repeats), or nil.
 func memberOf(obj []byte, name string) []byte {
 	var v []byte
 	_ = jsonrpc.EachMember(obj, func(n string, mv []byte) error {
 		if n == name {
 			v = mv
+			return errStop // the rest need not be scanned
 		}
 		return nil
 	})
 	return v
 }
+
+var errStop = errors.New("stop")
 
 // forward sends a client request to the server under an id of Weir's own,
 // and answers it with an error if the server cannot take it.
