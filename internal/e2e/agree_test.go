@@ -79,8 +79,7 @@ func TestScanCheckRunAgree(t *testing.T) {
 		before, _ := audit.Tail(filepath.Join(e.home, "audit.log"), 100000)
 		p := startPeer(t, env(name), e.wrap(name, servers[name])...)
 		tr := &transcript{}
-		p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agree","version":"1"}}}`)
-		tr.await(t, p, "1")
+		handshake(t, p, tr)
 		p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 		res := tr.await(t, p, "2").Result
@@ -192,8 +191,7 @@ func TestScanCheckRunAgree(t *testing.T) {
 			p  *peer
 			tr *transcript
 		}{{notes, nt}, {mail, mt}} {
-			x.p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agree","version":"1"}}}`)
-			x.tr.await(t, x.p, "1")
+			handshake(t, x.p, x.tr)
 			x.p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 			x.tr.await(t, x.p, "2")
 		}

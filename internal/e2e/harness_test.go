@@ -302,3 +302,10 @@ func contains(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// handshake initializes a session with a proxy, under request id 1.
+func handshake(t *testing.T, p *peer, tr *transcript) {
+	t.Helper()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	tr.await(t, p, "1")
+}

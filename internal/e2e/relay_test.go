@@ -113,8 +113,7 @@ func TestCallWithoutIDNeverReachesServer(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "journal")
 	p := startPeer(t, e.environ("WEIR_E2E_FAKE=normal", "WEIR_E2E_JOURNAL="+journal), e.wrap("fake", fake(), "--policy", writePolicy(t))...)
 	tr := &transcript{}
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	tr.await(t, p, "1")
+	handshake(t, p, tr)
 	p.send(callLine("2", "note", map[string]any{}))
 	tr.await(t, p, "2")
 	p.send(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"message":` + string(mustJSON(fakeNote)) + `}}}`)
@@ -189,8 +188,7 @@ func TestBlockAuditedBeforeAnswer(t *testing.T) {
 	e := newWeirEnv(t)
 	p := startPeer(t, e.environ("WEIR_E2E_FAKE=normal"), e.wrap("fake", fake(), "--policy", writePolicy(t))...)
 	tr := &transcript{}
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	tr.await(t, p, "1")
+	handshake(t, p, tr)
 	p.send(callLine("2", "note", map[string]any{}))
 	tr.await(t, p, "2")
 	const leaks = 5
@@ -233,8 +231,7 @@ func TestIDBookkeepingRealServer(t *testing.T) {
 	e := newWeirEnv(t)
 	p := startPeer(t, e.environ("WEIR_E2E_FAKE=normal"), e.wrap("fake", fake(), "--policy", writePolicy(t))...)
 	tr := &transcript{}
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	tr.await(t, p, "1")
+	handshake(t, p, tr)
 	p.send(callLine("2", "twice", map[string]any{}))
 	if text, _ := resultText(t, tr.await(t, p, "2")); text != "first" {
 		t.Fatalf("first answer %q", text)
@@ -277,8 +274,7 @@ func TestRulesSeeTheSessionAcrossProxies(t *testing.T) {
 		p  *peer
 		tr *transcript
 	}{{notes, nt}, {other, ot}} {
-		x.p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-		x.tr.await(t, x.p, "1")
+		handshake(t, x.p, x.tr)
 	}
 	other.send(callLine("2", "prose", map[string]any{"n": 40, "seed": 1}))
 	if _, isErr := resultText(t, ot.await(t, other, "2")); isErr {
@@ -307,8 +303,7 @@ func TestDecoysDoNotExhaustTheDecoder(t *testing.T) {
 		p  *peer
 		tr *transcript
 	}{{notes, nt}, {mail, mt}} {
-		x.p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-		x.tr.await(t, x.p, "1")
+		handshake(t, x.p, x.tr)
 	}
 	notes.send(callLine("2", "read_note", map[string]string{"name": "credentials"}))
 	note, _ := resultText(t, nt.await(t, notes, "2"))
