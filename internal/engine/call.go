@@ -188,73 +188,11 @@ func argsMap(raw json.RawMessage) (map[string]any, error) {
 	if raw[0] != '{' || !jsonrpc.Valid(raw) {
 		return nil, errors.New("arguments are not a JSON object")
 	}
-	v, err := decodeValue(raw)
+	v, err := jsonrpc.Decode(raw)
 	if err != nil {
 		return nil, err
 	}
 	return v.(map[string]any), nil
-}
-
-func decodeValue(v []byte) (any, error) {
-	type frame struct {
-		obj map[string]any
-		arr []any
-		key string
-	}
-	var stack []*frame
-	var root any
-	put := func(x any) {
-		if len(stack) == 0 {
-			root = x
-			return
-		}
-		if f := stack[len(stack)-1]; f.obj != nil {
-			f.obj[f.key] = x
-		} else {
-			f.arr = append(f.arr, x)
-		}
-	}
-	err := jsonrpc.Walk(v, func(tok jsonrpc.Token, text string, raw []byte) error {
-		switch tok {
-		case jsonrpc.ObjectStart:
-			stack = append(stack, &frame{obj: map[string]any{}})
-		case jsonrpc.ArrayStart:
-			stack = append(stack, &frame{arr: []any{}})
-		case jsonrpc.ObjectEnd, jsonrpc.ArrayEnd:
-			f := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if f.obj != nil {
-				put(f.obj)
-			} else {
-				put(f.arr)
-			}
-		case jsonrpc.Key:
-			stack[len(stack)-1].key = text
-		case jsonrpc.Scalar:
-			x, err := scalar(raw)
-			if err != nil {
-				return err
-			}
-			put(x)
-		}
-		return nil
-	})
-	return root, err
-}
-
-// scalar decodes a JSON scalar as encoding/json decodes it into any.
-func scalar(raw []byte) (any, error) {
-	switch raw[0] {
-	case '"':
-		return jsonrpc.Unquote(raw)
-	case 't':
-		return true, nil
-	case 'f':
-		return false, nil
-	case 'n':
-		return nil, nil
-	}
-	return strconv.ParseFloat(string(raw), 64)
 }
 
 // addressees returns the domains of the e-mail addresses and the hosts of

@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+)
 
 // Token is what Walk reports: where an object or array starts and ends,
 // an object member's name, or a scalar.
@@ -150,4 +153,70 @@ func walkKey(v []byte, i int, fn func(Token, string, []byte) error) (next int, s
 		return 0, false, err
 	}
 	return j, false, nil
+}
+
+// Decode decodes a JSON value as encoding/json decodes it into any
+// (numbers as float64, the last of repeated members), in one pass
+// (see Walk) and without reflection: the engine decodes the arguments of
+// every call a rule matches. v should be valid JSON.
+func Decode(v []byte) (any, error) {
+	type frame struct {
+		obj map[string]any
+		arr []any
+		key string
+	}
+	var stack []*frame
+	var root any
+	put := func(x any) {
+		if len(stack) == 0 {
+			root = x
+			return
+		}
+		if f := stack[len(stack)-1]; f.obj != nil {
+			f.obj[f.key] = x
+		} else {
+			f.arr = append(f.arr, x)
+		}
+	}
+	err := Walk(v, func(tok Token, text string, raw []byte) error {
+		switch tok {
+		case ObjectStart:
+			stack = append(stack, &frame{obj: map[string]any{}})
+		case ArrayStart:
+			stack = append(stack, &frame{arr: []any{}})
+		case ObjectEnd, ArrayEnd:
+			f := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if f.obj != nil {
+				put(f.obj)
+			} else {
+				put(f.arr)
+			}
+		case Key:
+			stack[len(stack)-1].key = text
+		case Scalar:
+			x, err := scalar(raw)
+			if err != nil {
+				return err
+			}
+			put(x)
+		}
+		return nil
+	})
+	return root, err
+}
+
+// scalar decodes a JSON scalar as encoding/json decodes it into any.
+func scalar(raw []byte) (any, error) {
+	switch raw[0] {
+	case '"':
+		return Unquote(raw)
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case 'n':
+		return nil, nil
+	}
+	return strconv.ParseFloat(string(raw), 64)
 }

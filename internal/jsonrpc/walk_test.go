@@ -11,60 +11,10 @@ import (
 	"time"
 )
 
-// rebuild decodes v through Walk, as encoding/json decodes into any (the
-// last of repeated members wins).
-func rebuild(v []byte) (any, error) {
-	type frame struct {
-		obj map[string]any
-		arr []any
-		key string
-	}
-	var stack []*frame
-	var root any
-	put := func(x any) {
-		if len(stack) == 0 {
-			root = x
-			return
-		}
-		f := stack[len(stack)-1]
-		if f.obj != nil {
-			f.obj[f.key] = x
-		} else {
-			f.arr = append(f.arr, x)
-		}
-	}
-	err := Walk(v, func(tok Token, text string, raw []byte) error {
-		switch tok {
-		case ObjectStart:
-			stack = append(stack, &frame{obj: map[string]any{}})
-		case ArrayStart:
-			stack = append(stack, &frame{arr: []any{}})
-		case ObjectEnd, ArrayEnd:
-			f := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if f.obj != nil {
-				put(f.obj)
-			} else {
-				put(f.arr)
-			}
-		case Key:
-			stack[len(stack)-1].key = text
-		case Scalar:
-			var x any
-			if err := json.Unmarshal(raw, &x); err != nil {
-				return err
-			}
-			put(x)
-		}
-		return nil
-	})
-	return root, err
-}
-
 func TestWalk(t *testing.T) {
 	for _, in := range []string{`{}`, `[]`, `1`, `"x"`, ` {"a" : [1, {"b":null}, "c\"]"], "d":{}, "e":[]} `, `[[[]],[{}]]`,
 		`{"a":1,"a":2}`, `{"k":"\u00e9\n"}`, `-1.5e3`, `true`} {
-		got, err := rebuild([]byte(in))
+		got, err := Decode([]byte(in))
 		var want any
 		json.Unmarshal([]byte(in), &want)
 		if err != nil || !reflect.DeepEqual(got, want) {
@@ -72,7 +22,7 @@ func TestWalk(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{``, `{`, `[1,`, `{"a"}`, `{"a":1,}`, `[1]]`, `{"a":1]`, `[1 2]`, `{1:2}`, `"open`} {
-		if _, err := rebuild([]byte(bad)); err == nil {
+		if _, err := Decode([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
@@ -126,7 +76,7 @@ func FuzzWalk(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, err := rebuild(in)
+		got, err := Decode(in)
 		if !Valid(in) {
 			return
 		}
