@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -245,9 +246,35 @@ func (p *printer) record(r audit.Record) {
 		mode = " (monitor: not enforced)"
 	}
 	fmt.Fprintf(p.w, "%s %-8s %s/%s %s%s\n", p.paint("2", r.Time), p.verdict(r.Verdict), r.Server, what, p.paint("2", r.Event), mode)
+	if r.Event == "approval" {
+		fmt.Fprintf(p.w, "    %s\n", approvalLine(r))
+		return
+	}
 	if r.Rule != "" {
 		fmt.Fprintf(p.w, "    rule %s: %s\n", r.Rule, r.Reason)
 	} else if r.Reason != "" {
 		fmt.Fprintf(p.w, "    %s\n", r.Reason)
 	}
+}
+
+// approvalLine says how an escalation was put to a person and answered.
+func approvalLine(r audit.Record) string {
+	var b strings.Builder
+	if r.Approval != "" {
+		fmt.Fprintf(&b, "approval %s ", r.Approval)
+	}
+	fmt.Fprintf(&b, "via %s: %s", r.Channel, strings.ReplaceAll(r.Answer, "_", " "))
+	if r.LatencyMS > 0 {
+		fmt.Fprintf(&b, " after %s", (time.Duration(r.LatencyMS) * time.Millisecond).Round(100*time.Millisecond))
+	}
+	if r.Rule != "" {
+		fmt.Fprintf(&b, " (rule %s)", r.Rule)
+	}
+	if r.Reason != "" {
+		fmt.Fprintf(&b, ": %s", r.Reason)
+	}
+	if r.Prompts > 0 {
+		fmt.Fprintf(&b, "; %d %s put to a person in this session", r.Prompts, map[bool]string{true: "question", false: "questions"}[r.Prompts == 1])
+	}
+	return b.String()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weir-sec/weir/internal/approval"
 	"github.com/weir-sec/weir/internal/audit"
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/jsonrpc"
@@ -119,6 +120,7 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 		Hasher:         env.hasher,
 		Store:          env.store,
 		Audit:          env.audit,
+		Approvals:      env.book,
 		Logger:         log,
 		RequestTimeout: requestTimeout(f.requestTimeout),
 	})
@@ -193,6 +195,7 @@ type env struct {
 	sessionFrom string
 	store       *store.SQLite
 	audit       *audit.Log
+	book        *approval.Book
 }
 
 func openEnv(ctx context.Context, policyPath string) (*env, error) {
@@ -211,6 +214,10 @@ func openEnv(ctx context.Context, policyPath string) (*env, error) {
 	if e.hasher, err = fingerprint.NewHasher(key); err != nil {
 		return nil, err
 	}
+	sealer, err := approval.NewSealer(key)
+	if err != nil {
+		return nil, err
+	}
 	if e.session, e.sessionFrom, err = store.SessionKey(); err != nil {
 		return nil, err
 	}
@@ -221,6 +228,7 @@ func openEnv(ctx context.Context, policyPath string) (*env, error) {
 		e.store.Close()
 		return nil, err
 	}
+	e.book = &approval.Book{Store: e.store, Sealer: sealer}
 	return e, nil
 }
 

@@ -31,8 +31,18 @@ type Record struct {
 	Shape    json.RawMessage   `json:"shape,omitempty"`   // see the Shape function
 	Hashes   map[string]string `json:"hashes,omitempty"`  // JSON path → keyed hash of that string value
 	Prints   int               `json:"prints,omitempty"`  // number of fingerprints recorded/matched
-	Prev     string            `json:"prev"`              // Hash of the previous record; 64 zeros for the first
-	Hash     string            `json:"hash"`              // hex SHA-256 of this record's canonical encoding with Hash ""
+	// An escalation put to a person (event "approval"): the request id,
+	// the channel (elicitation, input_required, cli, memory, repeat), the
+	// answer (approved, approved_session, declined, cancelled, timeout,
+	// error, client_gone, pending, refused), how long the answer took, and
+	// how many prompts the session has put to a person so far.
+	Approval  string `json:"approval,omitempty"`
+	Channel   string `json:"channel,omitempty"`
+	Answer    string `json:"answer,omitempty"`
+	LatencyMS int64  `json:"latency_ms,omitempty"`
+	Prompts   int    `json:"prompts,omitempty"`
+	Prev      string `json:"prev"` // Hash of the previous record; 64 zeros for the first
+	Hash      string `json:"hash"` // hex SHA-256 of this record's canonical encoding with Hash ""
 }
 
 // Genesis is the Prev of the first record in a chain.

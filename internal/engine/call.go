@@ -88,7 +88,10 @@ func decideCall(in Inputs, c Call) Decision {
 	var m attribution
 	needAttribution := len(rules) > 0 ||
 		len(privSrc) > 0 && p.Flow.Exfiltration != flow.Allow ||
-		len(untrustedSrc) > 0 && p.Flow.TaintedArgs != flow.Allow
+		len(untrustedSrc) > 0 && p.Flow.TaintedArgs != flow.Allow ||
+		// An escalation needs to know whether an argument was chosen from
+		// untrusted content: such a call is never approved for the session.
+		sink && len(untrustedSrc) > 0 && (p.Flow.Integrity == flow.Escalate || p.Flow.Trifecta == flow.Escalate)
 	if needAttribution && (len(privSrc) > 0 || len(untrustedSrc) > 0) {
 		var err error
 		if m, err = attribute(h, s, counted, p.Flow.MinMatches, c.Args); err != nil {
@@ -110,6 +113,7 @@ func decideCall(in Inputs, c Call) Decision {
 				name, m.undecoded, list(privSrc))})
 		}
 		tainted, taintSrc = m.tainted(s)
+		d.Tainted = tainted
 		if len(tainted) > 0 {
 			d.add(Finding{RuleTaintedArgs, p.Flow.TaintedArgs, fmt.Sprintf(
 				"the %s of %s %s copied from untrusted content read from %s",

@@ -60,6 +60,11 @@ type Decision struct {
 	Via []string
 	// Matches counts the distinct private fingerprints and digests found.
 	Matches int
+	// Tainted are the argument paths of a sink call whose values were
+	// chosen from untrusted content (a recipient copied from a web page),
+	// whatever the policy does about it: an approval of such a call covers
+	// that call only, never the session.
+	Tainted []string
 
 	// Rewrite, when not nil, is the JSON-RPC result to relay in place of
 	// the server's: a cleaned tool result, a tool list without the tools

@@ -31,7 +31,7 @@ func BlockMessage(d Decision, tool string) string {
 		fmt.Fprintf(&b, "Weir blocked this call to %s: %s. The call was not made.\n", tool, d.Reason)
 		b.WriteString("This is a problem with Weir's own state, not with the tool or the request, and Weir does not let a call it cannot judge through. Tell the user; retrying later may work once Weir's state store is back.")
 	case d.Verdict == flow.Escalate:
-		fmt.Fprintf(&b, "Weir stopped this call to %s (%s): %s. ", tool, d.Rule.Phrase(), d.Reason)
+		b.WriteString(EscalationHead(d, tool) + " ")
 		b.WriteString("It needs a person's approval, and this session has no way to ask for one, so the call was not made.\n")
 		b.WriteString(doNotWorkAround + tellUser)
 	default:
@@ -39,6 +39,12 @@ func BlockMessage(d Decision, tool string) string {
 		b.WriteString(doNotWorkAround + tellUser)
 	}
 	return b.String()
+}
+
+// EscalationHead is the first sentence of every answer to an escalated
+// call that did not run: the tool, the rule and the reason.
+func EscalationHead(d Decision, tool string) string {
+	return fmt.Sprintf("Weir stopped this call to %s (%s): %s.", tool, d.Rule.Phrase(), d.Reason)
 }
 
 // ResultWithheldMessage is the isError text that replaces a result whose

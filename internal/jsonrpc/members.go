@@ -326,5 +326,38 @@ func ReplaceMember(obj []byte, name string, value []byte) ([]byte, bool) {
 	return append(out, obj[end:]...), true
 }
 
+// WithoutMembers returns obj rebuilt without its top-level members with
+// the given names: the other members' values are copied as they were, their
+// names re-encoded. It returns obj itself when it has none of them.
+func WithoutMembers(obj []byte, names ...string) []byte {
+	var out []byte
+	found := false
+	_ = EachMember(obj, func(n string, v []byte) error {
+		for _, x := range names {
+			if n == x {
+				found = true
+				return nil
+			}
+		}
+		if len(out) == 0 {
+			out = append(out, '{')
+		} else {
+			out = append(out, ',')
+		}
+		q, _ := json.Marshal(n)
+		out = append(out, q...)
+		out = append(out, ':')
+		out = append(out, v...)
+		return nil
+	})
+	if !found {
+		return obj
+	}
+	if len(out) == 0 {
+		return []byte("{}")
+	}
+	return append(out, '}')
+}
+
 // errFound stops a member walk once the member sought is found.
 var errFound = errors.New("found")

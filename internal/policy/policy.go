@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"cel.dev/cel-go/common/types/ref"
 
@@ -77,7 +78,9 @@ type Policy struct {
 	// they are still fingerprinted, so a leak of the original is caught.
 	RedactSecrets bool
 	Flow          Flow
-	Tools         []ToolEntry
+	// Approval bounds how escalations are put to a person.
+	Approval Approval
+	Tools    []ToolEntry
 	// Rules are the argument, predicate and rate-limit rules, the preset's
 	// first, then the file's, each in file order.
 	Rules []Rule
@@ -118,6 +121,16 @@ type Flow struct {
 	// AllowFlows are declassified flows: data from a matching source may
 	// reach a matching sink.
 	AllowFlows []FlowRule
+}
+
+// Approval bounds the questions an escalation puts to a person.
+type Approval struct {
+	// Timeout is how long an escalated call waits for a person's answer
+	// to an elicitation before it is refused.
+	Timeout time.Duration
+	// TTL is how long an out-of-band approval request (weir approve) and
+	// an input_required state stay valid.
+	TTL time.Duration
 }
 
 // FlowRule is one allow_flows entry, "FROM -> TO".

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/weir-sec/weir/internal/approval"
 	"github.com/weir-sec/weir/internal/audit"
 	"github.com/weir-sec/weir/internal/engine"
 	"github.com/weir-sec/weir/internal/flow"
@@ -80,9 +81,11 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
-		// The client's answer to a server request: the server's ids pass
-		// through unchanged.
-		r.toServer(ctx, line)
+		// The client's answer to one of Weir's questions, or to a server
+		// request: the server's ids pass through unchanged.
+		if !r.takeAnswer(msg.(*jsonrpc.Response)) {
+			r.toServer(ctx, line)
+		}
 		return
 	}
 	rawID = memberOf(line, "id")
@@ -104,6 +107,9 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 			r.refuseCall(ctx, req, false)
 			return
 		case "notifications/cancelled":
+			if r.cancelHeld(req.Params) {
+				return // the server never saw the call
+			}
 			if line = r.mapCancel(line, req.Params); line == nil {
 				return
 			}
@@ -112,6 +118,9 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 		return
 	}
 	p := &pending{clientID: bytes.Clone(rawID), clientKey: clientKey(req.ID), method: req.Method}
+	if req.Method == "initialize" {
+		r.noteInitialize(req.Params)
+	}
 	if req.Method == "tools/call" {
 		params, err := readCallParams(req.Params)
 		if err != nil {
@@ -123,8 +132,18 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 		}
 		if params.Name != "" {
 			p.tool, p.modern = params.Name, params.modern
+			p.elicits, p.progress = params.elicits, params.progress
+			if approval.IsWeirState(params.State) {
+				out, rt, err := r.readRetry(ctx, line, req.Params, params)
+				if err != nil {
+					done = true
+					r.refuseRetry(p, err)
+					return
+				}
+				line, p.retry = out, rt
+			}
 			p.labels = r.toolLabels(params.Name)
-			if r.decideCall(ctx, p, params.Arguments) {
+			if r.decideCall(ctx, p, params.Arguments, line) {
 				done = true
 				return
 			}
@@ -229,7 +248,7 @@ func (r *Relay) refuseCall(ctx context.Context, req *jsonrpc.Request, nullID boo
 
 // decideCall decides a tools/call. It reports whether the relay answered
 // the call itself (so it must not be forwarded).
-func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage) (answered bool) {
+func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage, line []byte) (answered bool) {
 	pol := r.policy.Load()
 	c := engine.Call{Server: r.opts.Server, Tool: p.tool, Labels: p.labels, Args: args}
 	r.withheldTool(ctx, &c)
@@ -250,6 +269,10 @@ func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage
 	}
 	if !d.Enforced || !d.Verdict.Stops() {
 		return false
+	}
+	if d.Verdict == flow.Escalate && r.opts.Approvals != nil {
+		r.escalate(ctx, p, c, d, line)
+		return true
 	}
 	r.flushAudit() // the record is on disk before the client hears of the block
 	r.replyResult(p, engine.BlockMessage(d, c.Name()))
@@ -305,12 +328,21 @@ type callParams struct {
 	Name      string
 	Arguments json.RawMessage // a copy: it outlives the line it came from
 	modern    bool            // _meta names protocol 2026-07-28 or later
+	elicits   bool            // _meta's client capabilities offer form elicitation
+	progress  []byte          // _meta.progressToken, raw
+	// State and Responses are a 2026-07-28 retry's requestState and
+	// inputResponses.
+	State     string
+	Responses json.RawMessage
 }
 
-const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+)
 
 // callMembers are the tools/call params members Weir knows.
-var callMembers = []string{"name", "arguments", "_meta", "task"}
+var callMembers = []string{"name", "arguments", "_meta", "task", "requestState", "inputResponses"}
 
 // readCallParams reads tools/call params with exact member names: a
 // repeated member, or one equal to name or arguments but for case, is
@@ -329,15 +361,28 @@ func readCallParams(raw json.RawMessage) (callParams, error) {
 			}
 		case "arguments":
 			p.Arguments = bytes.Clone(v)
+		case "requestState":
+			if err := json.Unmarshal(v, &p.State); err != nil {
+				return fmt.Errorf("requestState is not a string")
+			}
+		case "inputResponses":
+			p.Responses = bytes.Clone(v)
 		case "_meta":
 			if len(v) == 0 || v[0] != '{' {
 				return nil
 			}
 			return jsonrpc.EachMember(v, func(k string, mv []byte) error {
-				if k == metaProtocolVersion {
+				switch k {
+				case metaProtocolVersion:
 					var ver string
 					_ = json.Unmarshal(mv, &ver)
 					p.modern = ver >= "2026-07-28"
+				case metaClientCapabilities:
+					if len(mv) > 0 && mv[0] == '{' {
+						p.elicits = formElicitation(memberOf(mv, "elicitation"))
+					}
+				case "progressToken":
+					p.progress = bytes.Clone(mv)
 				}
 				return nil
 			})

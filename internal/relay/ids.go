@@ -32,6 +32,13 @@ type pending struct {
 	labels    engine.ToolLabels
 	modern    bool // made under protocol 2026-07-28 or later
 	timer     *time.Timer
+
+	// For an escalation: the call's _meta declares elicitation (2026-07-28),
+	// its progress token (raw JSON, nil if none), and what a retry brought
+	// back for Weir's question.
+	elicits  bool
+	progress []byte
+	retry    *retry
 }
 
 // idTable maps Weir's ids toward the server to the requests they carry.

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weir-sec/weir/internal/approval"
 	"github.com/weir-sec/weir/internal/audit"
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/flow"
@@ -60,8 +61,11 @@ type Options struct {
 	Hasher   *fingerprint.Hasher
 	Store    Store
 	// Audit receives a record per decision; nil disables auditing.
-	Audit  Auditor
-	Logger *slog.Logger
+	Audit Auditor
+	// Approvals is the book of approval requests an escalation consults
+	// and records; nil makes every escalation a block.
+	Approvals *approval.Book
+	Logger    *slog.Logger
 	// RequestTimeout bounds the wait for each answer; 0 means
 	// DefaultRequestTimeout, a negative value no bound.
 	RequestTimeout time.Duration
@@ -94,6 +98,16 @@ type Relay struct {
 	// decision in progress does not hold up the other pump's bookkeeping.
 	mirrorMu sync.Mutex
 	mirror   flow.Session
+
+	// Escalations held for the client's answer (see approve.go).
+	elicits     atomic.Bool      // the client's initialize declared form elicitation
+	namedMode   atomic.Bool      // and a protocol that names the form mode
+	holdsMu     sync.Mutex       // guards the fields below
+	asks        map[string]*held // Weir's question id → held call
+	holds       map[string]*held // held call's clientKey → held call
+	clientEnded bool
+	clientGone  chan struct{} // closed when the client's input ends
+	held        inflight
 
 	mu           sync.Mutex // guards the fields below
 	catalog      map[string]*catalogEntry
@@ -136,11 +150,14 @@ func New(opts Options) *Relay {
 		opts.Cwd, _ = os.Getwd()
 	}
 	r := &Relay{
-		opts:     opts,
-		log:      opts.Logger,
-		ids:      newIDTable(),
-		catalog:  make(map[string]*catalogEntry),
-		withheld: make(map[string]string),
+		opts:       opts,
+		log:        opts.Logger,
+		ids:        newIDTable(),
+		catalog:    make(map[string]*catalogEntry),
+		withheld:   make(map[string]string),
+		asks:       make(map[string]*held),
+		holds:      make(map[string]*held),
+		clientGone: make(chan struct{}),
 		gather: &Gatherer{
 			Store: opts.Store, Session: opts.Session, Server: opts.Server, Identity: opts.Identity,
 			Home: opts.Home, Cwd: opts.Cwd, Now: opts.Now,
@@ -175,6 +192,9 @@ func (r *Relay) Run(ctx context.Context, client, server Transport) error {
 	go func() {
 		defer close(clientDone)
 		r.clientPump(ctx)
+		// Calls held for a person's answer end before the server's input
+		// closes: none is forwarded once the client is gone.
+		r.endHolds()
 		if err := server.CloseWrite(); err != nil {
 			r.log.Debug("closing server input", "err", err)
 		}

@@ -23,6 +23,7 @@ type Memory struct {
 	obs   map[string][]memRow           // session → rows in sequence order
 	rates map[[2]string][]int64         // (session, key) → event times, ms
 	pins  map[string]map[string]pin.Pin // identity → tool → pin
+	appr  *memApprovals
 }
 
 type memRow struct {

@@ -95,6 +95,39 @@ var migrations = []string{
 		PRIMARY KEY (identity, tool)
 	) WITHOUT ROWID;
 	CREATE INDEX pins_server ON pins (server);`,
+
+	// 4: approval requests (one row per escalation a person was asked
+	// about, or may be: their details sealed with the install key), session
+	// grants ("approve for this session", by destination key) and the
+	// nonces of spent input_required states.
+	`CREATE TABLE approvals (
+		id       TEXT    PRIMARY KEY,
+		session  TEXT    NOT NULL,
+		server   TEXT    NOT NULL,
+		tool     TEXT    NOT NULL,
+		digest   TEXT    NOT NULL,
+		dest     TEXT    NOT NULL,
+		rule     TEXT    NOT NULL,
+		sealed   BLOB    NOT NULL,
+		created  INTEGER NOT NULL,
+		expires  INTEGER NOT NULL,
+		status   TEXT    NOT NULL,
+		scope    TEXT    NOT NULL,
+		channel  TEXT    NOT NULL,
+		decided_by TEXT  NOT NULL,
+		decided  INTEGER NOT NULL
+	) WITHOUT ROWID;
+	CREATE INDEX approvals_session_digest ON approvals (session, digest, created);
+	CREATE TABLE approval_grants (
+		session TEXT    NOT NULL,
+		dest    TEXT    NOT NULL,
+		at      INTEGER NOT NULL,
+		PRIMARY KEY (session, dest)
+	) WITHOUT ROWID;
+	CREATE TABLE approval_nonces (
+		nonce   TEXT    PRIMARY KEY,
+		expires INTEGER NOT NULL
+	) WITHOUT ROWID;`,
 }
 
 // The statements Append, Sync and Take run; syncQuery and the rate queries
@@ -475,6 +508,7 @@ func (s *SQLite) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 	for _, q := range []string{
 		`DELETE FROM observations WHERE session IN (SELECT session FROM sessions WHERE last_seen < ?)`,
 		`DELETE FROM rate_events WHERE session IN (SELECT session FROM sessions WHERE last_seen < ?)`,
+		`DELETE FROM approval_grants WHERE session IN (SELECT session FROM sessions WHERE last_seen < ?)`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, cutoff); err != nil {
 			return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)

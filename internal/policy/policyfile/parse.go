@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -122,6 +123,8 @@ type layer struct {
 	integrity     *flow.Verdict
 	taintedArgs   *flow.Verdict
 	minMatches    *int
+	apprTimeout   *time.Duration
+	apprTTL       *time.Duration
 	allowFlows    []policy.FlowRule
 	config        map[string]any
 	tools         []policy.ToolEntry
@@ -152,6 +155,8 @@ func (l *layer) apply(base *policy.Policy, source string) *policy.Policy {
 	set(&p.Flow.Integrity, l.integrity)
 	set(&p.Flow.TaintedArgs, l.taintedArgs)
 	set(&p.Flow.MinMatches, l.minMatches)
+	set(&p.Approval.Timeout, l.apprTimeout)
+	set(&p.Approval.TTL, l.apprTTL)
 	p.Flow.AllowFlows = append(p.Flow.AllowFlows, l.allowFlows...)
 	p.Tools = append(p.Tools, l.tools...)
 	if p.Config == nil {
@@ -186,6 +191,8 @@ func (l *layer) missing() []string {
 		{"flow.integrity", l.integrity != nil},
 		{"flow.tainted_args", l.taintedArgs != nil},
 		{"flow.min_matches", l.minMatches != nil},
+		{"approval.timeout", l.apprTimeout != nil},
+		{"approval.ttl", l.apprTTL != nil},
 	} {
 		if !k.set {
 			out = append(out, k.name)
@@ -201,14 +208,15 @@ type level struct {
 }
 
 var (
-	topLevel   = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "config", "tools", "rules"}}
+	topLevel   = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "config", "tools", "rules"}}
 	flowLevel  = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "tainted_args", "min_matches", "allow_flows"}}
 	toolLevel  = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels"}}
 	ruleLevel  = &level{where: `in a "rules:" entry`, keys: []string{"id", "match", "args", "when", "rate_limit", "action", "because"}}
 	argLevel   = &level{where: `in an argument's constraints, under "args:"`, keys: []string{"within", "deny", "allow", "one_of", "hosts", "max_length", "min", "max"}}
 	hostsLevel = &level{where: `under "hosts:"`, keys: []string{"allow", "deny"}}
+	apprLevel  = &level{where: `under "approval:"`, keys: []string{"timeout", "ttl"}}
 
-	levels = []*level{topLevel, flowLevel, toolLevel, ruleLevel, argLevel, hostsLevel}
+	levels = []*level{topLevel, flowLevel, apprLevel, toolLevel, ruleLevel, argLevel, hostsLevel}
 )
 
 const (
@@ -522,6 +530,9 @@ func (d *decoder) document(doc *yaml.Node) {
 	if e, ok := m["flow"]; ok {
 		d.flow(e)
 	}
+	if e, ok := m["approval"]; ok {
+		d.approval(e)
+	}
 	if e, ok := m["config"]; ok {
 		d.config(e)
 	}
@@ -638,6 +649,68 @@ func (d *decoder) flow(e entry) {
 	if e, ok := m["allow_flows"]; ok {
 		d.allowFlows(e)
 	}
+}
+
+// Bounds of the approval durations: a question nobody can answer in a
+// second is no question, and a request open for days is a standing grant.
+var (
+	apprTimeoutBounds = [2]time.Duration{time.Second, time.Hour}
+	apprTTLBounds     = [2]time.Duration{10 * time.Second, 24 * time.Hour}
+)
+
+func (d *decoder) approval(e entry) {
+	v := deref(e.v)
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		d.errAt(v, "approval", "want a mapping, e.g. {timeout: 2m, ttl: 10m}, got %s", describe(v))
+		return
+	}
+	m, _ := d.mapping(v, "approval", apprLevel)
+	for _, a := range []struct {
+		name   string
+		dst    **time.Duration
+		bounds [2]time.Duration
+		what   string
+	}{
+		{"timeout", &d.l.apprTimeout, apprTimeoutBounds, "how long a call waits for a person's answer"},
+		{"ttl", &d.l.apprTTL, apprTTLBounds, "how long an approval request stays open"},
+	} {
+		if e, ok := m[a.name]; ok {
+			if dur, ok := d.duration("approval."+a.name, e, a.bounds, a.what); ok {
+				*a.dst = &dur
+			}
+		}
+	}
+}
+
+// duration decodes a Go duration ("90s", "2m", "1h30m") within bounds.
+func (d *decoder) duration(key string, e entry, bounds [2]time.Duration, what string) (time.Duration, bool) {
+	v := deref(e.v)
+	want := fmt.Sprintf("a duration such as \"90s\" or \"2m\" (%s), from %s to %s", what, bounds[0], bounds[1])
+	if isNull(v) {
+		d.errAt(e.k, key, "missing value; want %s", want)
+		return 0, false
+	}
+	if v.Kind != yaml.ScalarNode {
+		d.errAt(v, key, "want %s, got %s", want, describe(v))
+		return 0, false
+	}
+	dur, err := time.ParseDuration(strings.TrimSpace(v.Value))
+	if err != nil {
+		hint := ""
+		if _, nerr := strconv.Atoi(strings.TrimSpace(v.Value)); nerr == nil {
+			hint = fmt.Sprintf("; a number needs a unit, e.g. \"%ss\"", strings.TrimSpace(v.Value))
+		}
+		d.errAt(v, key, "%s is not a duration; want %s%s", quote(v.Value), want, hint)
+		return 0, false
+	}
+	if dur < bounds[0] || dur > bounds[1] {
+		d.errAt(v, key, "%s is out of range; want %s", dur, want)
+		return 0, false
+	}
+	return dur, true
 }
 
 // action decodes a flow action: allow, warn, block or escalate.
