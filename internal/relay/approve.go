@@ -37,9 +37,9 @@ import (
 // rest is 128 random bits, so no server can name one of them.
 const approvalPrefix = "weir-approval-"
 
-// progressEvery is how often a held call whose request carried a progress
-// token hears that it is still waiting.
-const progressEvery = 10 * time.Second
+// defaultProgressEvery is how often a held call whose request carried a
+// progress token hears that it is still waiting.
+const defaultProgressEvery = 10 * time.Second
 
 // retry is what a 2026-07-28 retry brought back for Weir's question.
 type retry struct {
@@ -297,7 +297,7 @@ func (r *Relay) hold(ctx context.Context, p *pending, line []byte, ask approval.
 		defer r.held.Done()
 		defer func() {
 			r.holdsMu.Lock()
-			delete(r.asks, id)
+			r.asks[id] = nil // answered or not, later answers are dropped
 			if r.holds[p.clientKey] == h {
 				delete(r.holds, p.clientKey)
 			}
@@ -307,7 +307,7 @@ func (r *Relay) hold(ctx context.Context, p *pending, line []byte, ask approval.
 		defer timer.Stop()
 		var tick <-chan time.Time
 		if p.progress != nil {
-			t := time.NewTicker(progressEvery)
+			t := time.NewTicker(r.opts.progressEvery)
 			defer t.Stop()
 			tick = t.C
 		}
@@ -361,11 +361,16 @@ func (r *Relay) takeAnswer(m *jsonrpc.Response) bool {
 		return false
 	}
 	r.holdsMu.Lock()
-	h := r.asks[id]
-	delete(r.asks, id) // a second answer is not one
+	h, asked := r.asks[id]
+	if asked {
+		r.asks[id] = nil // a second answer is not one
+	}
 	r.holdsMu.Unlock()
-	if h == nil {
-		r.log.Warn("dropped an answer to no question of Weir's (a second answer, or a late one)", "id", id)
+	switch {
+	case !asked:
+		return false // no id of Weir's: a server's request that looks like one
+	case h == nil:
+		r.log.Warn("dropped a second or late answer to a question of Weir's", "id", id)
 		return true
 	}
 	h.answer <- m

@@ -78,6 +78,8 @@ type Options struct {
 
 	// trace, for tests, is called after each message a pump handled.
 	trace func(side string)
+	// progressEvery, for tests, replaces defaultProgressEvery.
+	progressEvery time.Duration
 }
 
 // Relay relays one client–server connection. Create it with New and call
@@ -103,7 +105,7 @@ type Relay struct {
 	elicits     atomic.Bool      // the client's initialize declared form elicitation
 	namedMode   atomic.Bool      // and a protocol that names the form mode
 	holdsMu     sync.Mutex       // guards the fields below
-	asks        map[string]*held // Weir's question id → held call
+	asks        map[string]*held // Weir's question id → held call; nil once answered
 	holds       map[string]*held // held call's clientKey → held call
 	clientEnded bool
 	clientGone  chan struct{} // closed when the client's input ends
@@ -139,6 +141,9 @@ func New(opts Options) *Relay {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.progressEvery <= 0 {
+		opts.progressEvery = defaultProgressEvery
 	}
 	if opts.RequestTimeout == 0 {
 		opts.RequestTimeout = DefaultRequestTimeout

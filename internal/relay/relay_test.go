@@ -31,7 +31,7 @@ type harness struct {
 	serverRx chan string
 }
 
-func newHarness(t *testing.T, st Store, pol *policy.Policy) *harness {
+func newHarness(t *testing.T, st Store, pol *policy.Policy, with ...func(*Options)) *harness {
 	t.Helper()
 	h, err := fingerprint.NewHasher([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
@@ -48,13 +48,17 @@ func newHarness(t *testing.T, st Store, pol *policy.Policy) *harness {
 	if pol == nil {
 		pol, _ = policyfile.Preset("default")
 	}
+	opts := Options{Server: "srv", Session: "s1", Policy: pol, Hasher: h, Store: st}
+	for _, f := range with {
+		f(&opts)
+	}
 	cIn, cW := io.Pipe()
 	cR, cOut := io.Pipe()
 	sR, sIn := io.Pipe()
 	sOut, sW := io.Pipe()
 	x := &harness{
 		t:        t,
-		r:        New(Options{Server: "srv", Session: "s1", Policy: pol, Hasher: h, Store: st}),
+		r:        New(opts),
 		toRelay:  cW,
 		clientRx: make(chan string, 100),
 		srvIn:    bufio.NewScanner(sR),
