@@ -96,9 +96,9 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 		return &exitError{code: 2, err: err}
 	}
 	defer env.close()
-	pol := env.policy
+	pol, ask := env.policy, env.ask
 	if f.monitor {
-		pol = pol.WithMode(policy.Monitor)
+		pol, ask = monitored(pol), monitored(ask)
 	}
 	log.Debug("starting", "policy", pol.Source, "mode", pol.Mode.String(), "session", env.session, "session_from", env.sessionFrom)
 
@@ -117,6 +117,7 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 		Session:        env.session,
 		Identity:       pin.Identity(f.name, argv, ""),
 		Policy:         pol,
+		AskPolicy:      ask,
 		Hasher:         env.hasher,
 		Store:          env.store,
 		Audit:          env.audit,
@@ -129,15 +130,15 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 	defer signal.Stop(hup)
 	go func() {
 		for range hup {
-			p, err := policyfile.Resolve(f.policy, env.home)
+			p, ask, err := policyfile.ResolveAsk(f.policy, env.home)
 			if err != nil {
 				log.Error("policy reload failed; keeping the current policy", "err", err)
 				continue
 			}
 			if f.monitor {
-				p = p.WithMode(policy.Monitor)
+				p, ask = monitored(p), monitored(ask)
 			}
-			r.SetPolicy(p)
+			r.SetPolicy(p, ask)
 			log.Info("policy reloaded", "policy", p.Source)
 		}
 	}()
@@ -190,6 +191,7 @@ func (w writeCloser) Close() error { return w.close() }
 type env struct {
 	home        string
 	policy      *policy.Policy
+	ask         *policy.Policy // for clients that can ask a person; nil if none
 	hasher      *fingerprint.Hasher
 	session     string
 	sessionFrom string
@@ -204,7 +206,7 @@ func openEnv(ctx context.Context, policyPath string) (*env, error) {
 		return nil, err
 	}
 	e := &env{home: home}
-	if e.policy, err = policyfile.Resolve(policyPath, home); err != nil {
+	if e.policy, e.ask, err = policyfile.ResolveAsk(policyPath, home); err != nil {
 		return nil, err
 	}
 	key, err := store.LoadKey(home)
@@ -235,6 +237,14 @@ func openEnv(ctx context.Context, policyPath string) (*env, error) {
 func (e *env) close() {
 	e.store.Close()
 	e.audit.Close()
+}
+
+// monitored is p in monitor mode (nil stays nil).
+func monitored(p *policy.Policy) *policy.Policy {
+	if p == nil {
+		return nil
+	}
+	return p.WithMode(policy.Monitor)
 }
 
 // serverName derives a server name from its command: the package or script

@@ -68,6 +68,24 @@ func approvalBounds(p *policy.Policy) (timeout, ttl time.Duration) {
 	return timeout, ttl
 }
 
+// canAsk reports whether a person can be asked about the call through the
+// client: it declared elicitation, in initialize or in the call's _meta.
+func (r *Relay) canAsk(p *pending) bool {
+	if p.modern {
+		return p.elicits
+	}
+	return r.elicits.Load()
+}
+
+// callPolicy is the policy a call is decided under: the ask policy when the
+// client can put an escalation to a person and one is set, else the policy.
+func (r *Relay) callPolicy(p *pending) *policy.Policy {
+	if ask := r.askPolicy.Load(); ask != nil && r.opts.Approvals != nil && r.canAsk(p) {
+		return ask
+	}
+	return r.policy.Load()
+}
+
 // noteInitialize records what the client's initialize request says about
 // elicitation: form mode is `{}` or names form.
 func (r *Relay) noteInitialize(params json.RawMessage) {
@@ -148,9 +166,9 @@ func (r *Relay) refuseRetry(p *pending, err error) {
 // escalate puts an escalated call to a person, or settles it from what the
 // book already holds. It answers or forwards the call, now or once the
 // person has answered.
-func (r *Relay) escalate(ctx context.Context, p *pending, c engine.Call, d engine.Decision, line []byte) {
+func (r *Relay) escalate(ctx context.Context, pol *policy.Policy, p *pending, c engine.Call, d engine.Decision, line []byte) {
 	book := r.opts.Approvals
-	timeout, ttl := approvalBounds(r.policy.Load())
+	timeout, ttl := approvalBounds(pol)
 	now := r.opts.Now()
 	head := engine.EscalationHead(d, c.Name())
 	note := func(id string, ch approval.Channel, a approval.Answer, latency time.Duration) {
@@ -210,12 +228,12 @@ func (r *Relay) escalate(ctx context.Context, p *pending, c engine.Call, d engin
 		Rule: string(d.Rule), Created: now.UnixMilli(), Expires: now.Add(ttl).UnixMilli()}
 	details := approval.Details{Facts: facts, Reason: d.Reason, Sources: d.Sources, Paths: d.Paths, SessionScope: scope}
 	switch {
-	case p.modern && p.elicits:
-		row.Channel = approval.InputRequired
-	case !p.modern && r.elicits.Load():
-		row.Channel = approval.Elicitation
-	default:
+	case !r.canAsk(p):
 		row.Channel = approval.CLI
+	case p.modern:
+		row.Channel = approval.InputRequired
+	default:
+		row.Channel = approval.Elicitation
 	}
 	if row, err = book.Open(ctx, row, details); err != nil {
 		refuse(approval.Outcome{Answer: approval.Failed, Err: fmt.Errorf("Weir's state store failed: %w", err)})

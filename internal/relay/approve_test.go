@@ -491,3 +491,31 @@ func TestInputRequiredStateRefused(t *testing.T) {
 	s2, _ := y.inputRequired(send(modernMeta))
 	refused("other session", retryCall("26", sendArgs, s2, approve), "another session")
 }
+
+// TestAskPolicy: with no policy file, a client that can ask a person is
+// decided by the ask preset (integrity: escalate), one that cannot by the
+// default preset (the same call runs).
+func TestAskPolicy(t *testing.T) {
+	base, err := policyfile.Parse("p.yaml", []byte("version: 1\ntools:\n  - {match: \"srv:fetch\", labels: [untrusted]}\n  - {match: \"srv:send\", labels: [sink]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		caps     string
+		question bool
+	}{{`{"elicitation":{}}`, true}, {`{}`, false}, {`{"elicitation":{"url":{}}}`, false}} {
+		t.Run(tc.caps, func(t *testing.T) {
+			x := newApprovalHarness(t, "2m", func(o *Options) { o.Policy, o.AskPolicy = base, escalatingPolicy(t, "2m") })
+			x.initialize(tc.caps)
+			x.fetch("")
+			x.client(send(""))
+			if tc.question {
+				x.question()
+				return
+			}
+			if fwd := x.serverGot(); !strings.Contains(fwd, `"name":"send"`) {
+				t.Errorf("server got %s", fwd)
+			}
+		})
+	}
+}

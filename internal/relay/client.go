@@ -249,7 +249,7 @@ func (r *Relay) refuseCall(ctx context.Context, req *jsonrpc.Request, nullID boo
 // decideCall decides a tools/call. It reports whether the relay answered
 // the call itself (so it must not be forwarded).
 func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage, line []byte) (answered bool) {
-	pol := r.policy.Load()
+	pol := r.callPolicy(p)
 	c := engine.Call{Server: r.opts.Server, Tool: p.tool, Labels: p.labels, Args: args}
 	r.withheldTool(ctx, &c)
 	d, err := r.decide(ctx, pol, c)
@@ -271,7 +271,7 @@ func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage
 		return false
 	}
 	if d.Verdict == flow.Escalate && r.opts.Approvals != nil {
-		r.escalate(ctx, p, c, d, line)
+		r.escalate(ctx, pol, p, c, d, line)
 		return true
 	}
 	r.flushAudit() // the record is on disk before the client hears of the block

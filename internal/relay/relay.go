@@ -58,8 +58,13 @@ type Options struct {
 	// Identity is the server's identity for tool pins (pin.Identity).
 	Identity string
 	Policy   *policy.Policy
-	Hasher   *fingerprint.Hasher
-	Store    Store
+	// AskPolicy, when set, decides the calls of a client that can put an
+	// escalation to a person (it declared elicitation); Policy decides the
+	// rest. The no-policy default uses it to escalate where a person can
+	// answer and to stay out of the way where none can.
+	AskPolicy *policy.Policy
+	Hasher    *fingerprint.Hasher
+	Store     Store
 	// Audit receives a record per decision; nil disables auditing.
 	Audit Auditor
 	// Approvals is the book of approval requests an escalation consults
@@ -85,10 +90,11 @@ type Options struct {
 // Relay relays one client–server connection. Create it with New and call
 // Run once.
 type Relay struct {
-	opts   Options
-	policy atomic.Pointer[policy.Policy]
-	log    *slog.Logger
-	gather *Gatherer
+	opts      Options
+	policy    atomic.Pointer[policy.Policy]
+	askPolicy atomic.Pointer[policy.Policy]
+	log       *slog.Logger
+	gather    *Gatherer
 
 	client, server Transport
 	ids            *idTable
@@ -169,12 +175,16 @@ func New(opts Options) *Relay {
 		},
 	}
 	r.policy.Store(opts.Policy)
+	r.askPolicy.Store(opts.AskPolicy)
 	return r
 }
 
-// SetPolicy replaces the policy for the decisions that follow (SIGHUP
-// reload). The session state is kept.
-func (r *Relay) SetPolicy(p *policy.Policy) { r.policy.Store(p) }
+// SetPolicy replaces the policy and the ask policy (nil for none) for the
+// decisions that follow (SIGHUP reload). The session state is kept.
+func (r *Relay) SetPolicy(p, ask *policy.Policy) {
+	r.policy.Store(p)
+	r.askPolicy.Store(ask)
+}
 
 // ErrServerGone is the cause recorded when the server side ends.
 var ErrServerGone = errors.New("MCP server closed its output")

@@ -232,7 +232,7 @@ func TestLabelsOnlyWiden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x.r.SetPolicy(p)
+	x.r.SetPolicy(p, nil)
 	if l := x.r.toolLabels("do_it").Labels; !l.Has(flow.Private) || !l.Has(flow.Sink) {
 		t.Errorf("after reload: labels %s, want private plus the annotation's sink", l)
 	}

@@ -84,6 +84,26 @@ func Resolve(flagPath, weirHome string) (*policy.Policy, error) {
 	return Preset(defaultPreset)
 }
 
+// AskPreset is the preset that decides, when no policy file is given, the
+// calls of a client that can put an escalation to a person: with a person
+// answering, integrity stops what the default cannot, and leaves the
+// user's own work alone (README, "Human approval").
+const AskPreset = "integrity"
+
+// ResolveAsk is Resolve, and the ask policy: the policy for the calls of a
+// client that can ask a person (elicitation), or nil when a policy file
+// decides every call. With no policy file it is the AskPreset.
+func ResolveAsk(flagPath, weirHome string) (pol, ask *policy.Policy, err error) {
+	if pol, err = Resolve(flagPath, weirHome); err != nil {
+		return nil, nil, err
+	}
+	if pol.Source != "preset:"+defaultPreset {
+		return pol, nil, nil
+	}
+	ask, err = Preset(AskPreset)
+	return pol, ask, err
+}
+
 func readFile(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
