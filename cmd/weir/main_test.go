@@ -59,8 +59,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"mask":    cmdMask,
-			"session": cmdSession,
+			"mask":      cmdMask,
+			"session":   cmdSession,
+			"jsonfield": cmdJSONField,
 		},
 	})
 }
@@ -73,21 +74,49 @@ var masks = []struct {
 	{regexp.MustCompile(`time=\S+`), "time=TIME"},
 	{regexp.MustCompile(`[0-9a-f]{64}`), "HASH"},
 	{regexp.MustCompile(`[0-9a-f]{16}`), "KEYED"},
+	{regexp.MustCompile(`asked [0-9hms]+ ago, expires in [0-9hms]+`), "asked AGO ago, expires in LEFT"},
 }
 
 // cmdMask rewrites a file with timestamps and hashes masked, so output that
-// carries them can be compared with a golden file: mask FILE.
+// carries them can be compared with a golden file: mask FILE [VAR...]. Each
+// VAR's value is replaced with $VAR first.
 func cmdMask(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: mask FILE")
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: mask FILE [VAR...]")
 	}
 	path := ts.MkAbs(args[0])
 	data, err := os.ReadFile(path)
 	ts.Check(err)
+	for _, v := range args[1:] {
+		if val := ts.Getenv(v); val != "" {
+			data = bytes.ReplaceAll(data, []byte(val), []byte("$"+v))
+		}
+	}
 	for _, m := range masks {
 		data = m.re.ReplaceAll(data, []byte(m.with))
 	}
 	ts.Check(os.WriteFile(path, data, 0o644))
+}
+
+// cmdJSONField sets an environment variable from a JSON file: jsonfield
+// VAR FILE INDEX KEY reads FILE's array, element INDEX, member KEY.
+func cmdJSONField(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: jsonfield VAR FILE INDEX KEY")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	var list []map[string]any
+	ts.Check(json.Unmarshal(data, &list))
+	var i int
+	if _, err := fmt.Sscan(args[2], &i); err != nil || i < 0 || i >= len(list) {
+		ts.Fatalf("index %s out of range (%d elements)", args[2], len(list))
+	}
+	v, ok := list[i][args[3]].(string)
+	if !ok {
+		ts.Fatalf("element %d has no string %q", i, args[3])
+	}
+	ts.Setenv(args[0], v)
 }
 
 // cmdSession plays a client: session FILE CMD [ARGS...] starts CMD, sends
