@@ -137,9 +137,9 @@ func Digest(h *fingerprint.Hasher, server, tool string, args json.RawMessage) (s
 }
 
 // DestKey is the key of "approve for this session": a keyed hash of the
-// server, the tool and the destinations the arguments name (see
-// Destinations), so a session grant covers later calls of the tool to the
-// same recipient, host, channel, account or path, and no other.
+// server, the tool and the call's SessionScope, so a session grant covers later
+// calls of the tool to the same recipient, host, channel, account or path,
+// and no other.
 func DestKey(h *fingerprint.Hasher, server, tool string, dests []string) string {
 	return h.Keyed("weir/approval/dest\x00" + server + "\x00" + tool + "\x00" + strings.Join(dests, "\x00"))
 }

@@ -18,10 +18,13 @@ import (
 // sends, writes or pays, shortened for a person to read.
 type Fact struct {
 	Kind  Kind   `json:"kind"`
-	Path  string `json:"path"`  // the argument's JSON path ("to", "recipients[1]")
+	Path  string `json:"path"`  // the argument's JSON path ("to", "recipients[1]"), shortened and escaped like Value
 	Value string `json:"value"` // shortened, control and invisible characters escaped
 
 	dest string // the destination it names, canonical ("" for an amount)
+	// more, on the last fact kept, are the destinations of the facts past
+	// maxFacts: not shown, but bound by a session approval all the same.
+	more []string
 }
 
 // Kind is what an argument names.
@@ -47,7 +50,7 @@ var kindWords = []struct {
 	{KindPath, []string{"path", "file", "filename", "filepath", "dir", "directory", "folder", "destination", "target"}},
 	{KindAccount, []string{"account", "iban", "wallet", "repo", "repository", "owner", "org", "organization", "organisation", "project", "bucket", "workspace", "team"}},
 	{KindChannel, []string{"channel", "channels", "chat", "room", "thread", "conversation", "group"}},
-	{KindRecipient, []string{"to", "recipient", "recipients", "cc", "bcc", "email", "emails", "mail", "phone", "user", "users", "username",
+	{KindRecipient, []string{"to", "recipient", "recipients", "cc", "bcc", "email", "emails", "mail", "phone", "tel", "number", "address", "addresses", "user", "users", "username",
 		"member", "members", "invitee", "invitees", "assignee", "assignees", "reviewer", "reviewers", "attendee", "attendees",
 		"participant", "participants", "contact", "contacts", "receiver", "payee", "beneficiary"}},
 }
@@ -73,11 +76,16 @@ func Facts(args json.RawMessage) []Fact {
 		return nil
 	}
 	var out []Fact
+	var more []string
+	add := func(f Fact) {
+		if len(out) < maxFacts {
+			out = append(out, f)
+		} else if f.dest != "" {
+			more = append(more, f.dest)
+		}
+	}
 	var walk func(path string, kind Kind, v any)
 	walk = func(path string, kind Kind, v any) {
-		if len(out) >= maxFacts {
-			return
-		}
 		switch x := v.(type) {
 		case map[string]any:
 			keys := make([]string, 0, len(x))
@@ -98,15 +106,18 @@ func Facts(args json.RawMessage) []Fact {
 			}
 		case string:
 			if f, ok := stringFact(path, kind, x); ok {
-				out = append(out, f)
+				add(f)
 			}
 		case float64:
 			if kind == KindAmount {
-				out = append(out, Fact{Kind: KindAmount, Path: path, Value: strconv.FormatFloat(x, 'f', -1, 64)})
+				add(Fact{Kind: KindAmount, Path: Shorten(path, 72), Value: strconv.FormatFloat(x, 'f', -1, 64)})
 			}
 		}
 	}
 	walk("", "", v)
+	if len(more) > 0 {
+		out[len(out)-1].more = more
+	}
 	return out
 }
 
@@ -168,7 +179,9 @@ func stringFact(path string, kind Kind, s string) (Fact, bool) {
 			return Fact{}, false
 		}
 	}
-	f := Fact{Kind: kind, Path: path, Value: Shorten(s, 72)}
+	// The path is made of member names the caller chose: escaped like
+	// the value.
+	f := Fact{Kind: kind, Path: Shorten(path, 72), Value: Shorten(s, 72)}
 	switch kind {
 	case KindAmount:
 	case KindHost:
@@ -202,14 +215,64 @@ func hostOf(s string) string {
 	return strings.ToLower(s)
 }
 
+// maxScopeValue bounds the argument values that stand in for a destination
+// when no argument names one (see Scope).
+const maxScopeValue = 64
+
+// SessionScope is what a session approval of the call remembers: the destinations
+// its facts name or, when none is recognised, every short string or number
+// among its arguments. An argument Weir cannot read as an address may still
+// be one (a phone number under "n"), and a session grant must never cover a
+// call to somewhere the person did not see: with nothing recognised, any
+// change to a short argument is a new question.
+func SessionScope(args json.RawMessage, facts []Fact) []string {
+	if d := Destinations(facts); len(d) > 0 {
+		return d
+	}
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || args[0] != '{' || !jsonrpc.Valid(args) {
+		return nil
+	}
+	v, err := jsonrpc.Decode(args)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for i, e := range x {
+				walk(path+"["+strconv.Itoa(i)+"]", e)
+			}
+		case string:
+			if len(x) <= maxScopeValue {
+				out = append(out, "arg:"+path+"="+x)
+			}
+		case float64:
+			out = append(out, "arg:"+path+"="+strconv.FormatFloat(x, 'g', -1, 64))
+		case bool:
+			out = append(out, "arg:"+path+"="+strconv.FormatBool(x))
+		}
+	}
+	walk("$", v)
+	slices.Sort(out)
+	return out
+}
+
 // Destinations are the canonical destinations the facts name, sorted and
-// unique: what a session approval remembers.
+// unique.
 func Destinations(facts []Fact) []string {
 	var out []string
 	for _, f := range facts {
 		if f.dest != "" {
 			out = append(out, f.dest)
 		}
+		out = append(out, f.more...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

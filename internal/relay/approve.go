@@ -193,7 +193,7 @@ func (r *Relay) escalate(ctx context.Context, pol *policy.Policy, p *pending, c 
 	scope := len(d.Tainted) == 0
 	dest := ""
 	if scope {
-		dest = approval.DestKey(r.opts.Hasher, r.opts.Server, c.Tool, approval.Destinations(facts))
+		dest = approval.DestKey(r.opts.Hasher, r.opts.Server, c.Tool, approval.SessionScope(c.Args, facts))
 	}
 	ask := approval.Ask{Tool: c.Name(), Rule: d.Rule.Phrase(), Reason: d.Reason, Sources: d.Sources, Paths: d.Paths, Facts: facts, SessionScope: scope}
 
