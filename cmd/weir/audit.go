@@ -264,8 +264,11 @@ func approvalLine(r audit.Record) string {
 		fmt.Fprintf(&b, "approval %s ", r.Approval)
 	}
 	fmt.Fprintf(&b, "via %s: %s", r.Channel, strings.ReplaceAll(r.Answer, "_", " "))
-	if r.LatencyMS > 0 {
-		fmt.Fprintf(&b, " after %s", (time.Duration(r.LatencyMS) * time.Millisecond).Round(100*time.Millisecond))
+	if r.AnsweredBy != "" {
+		fmt.Fprintf(&b, " by %s", strings.ReplaceAll(r.AnsweredBy, "_", " "))
+	}
+	if r.LatencyMS != nil && *r.LatencyMS > 0 {
+		fmt.Fprintf(&b, " after %s", (time.Duration(*r.LatencyMS) * time.Millisecond).Round(100*time.Millisecond))
 	}
 	if r.Rule != "" {
 		fmt.Fprintf(&b, " (rule %s)", r.Rule)

@@ -45,6 +45,25 @@ const (
 	Pending         Answer = "pending" // out of band: waiting for `weir approve`
 )
 
+// By says who or what gave an answer on a channel, for the audit log: a
+// person, the timeout, the client (an error, or it went away), a session
+// approval, a refusal that stood, or Weir itself (a state it refused).
+func (a Answer) By(ch Channel) string {
+	switch {
+	case a == Pending:
+		return ""
+	case a == TimedOut:
+		return "timeout"
+	case a == Failed || a == Gone:
+		return "client"
+	case ch == Memory:
+		return "session_approval"
+	case ch == Repeat:
+		return "earlier_refusal"
+	}
+	return "person"
+}
+
 // Allows reports whether the call may run.
 func (a Answer) Allows() bool { return a == Approved || a == ApprovedSession }
 

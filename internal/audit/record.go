@@ -34,13 +34,16 @@ type Record struct {
 	// An escalation put to a person (event "approval"): the request id,
 	// the channel (elicitation, input_required, cli, memory, repeat), the
 	// answer (approved, approved_session, declined, cancelled, timeout,
-	// error, client_gone, pending, refused), how long the answer took, and
-	// how many prompts the session has put to a person so far.
-	Approval  string `json:"approval,omitempty"`
-	Channel   string `json:"channel,omitempty"`
-	Answer    string `json:"answer,omitempty"`
-	LatencyMS int64  `json:"latency_ms,omitempty"`
-	Prompts   int    `json:"prompts,omitempty"`
+	// error, client_gone, pending, refused), who or what gave it (person,
+	// timeout, client, session_approval, earlier_refusal, weir), how long
+	// it took once answered, and how many prompts the session has put to a
+	// person so far.
+	Approval   string `json:"approval,omitempty"`
+	Channel    string `json:"channel,omitempty"`
+	Answer     string `json:"answer,omitempty"`
+	AnsweredBy string `json:"answered_by,omitempty"`
+	LatencyMS  *int64 `json:"latency_ms,omitempty"`
+	Prompts    int    `json:"prompts,omitempty"`
 	Prev      string `json:"prev"` // Hash of the previous record; 64 zeros for the first
 	Hash      string `json:"hash"` // hex SHA-256 of this record's canonical encoding with Hash ""
 }

@@ -158,7 +158,7 @@ const approvalInput = "weir_approval"
 func (r *Relay) refuseRetry(p *pending, err error) {
 	reason := fmt.Sprintf("Weir refused the retried call to %s/%s: %v. The call was not made; retry it without requestState to be asked again", r.opts.Server, p.tool, err)
 	r.record(&audit.Record{Event: "approval", Method: "tools/call", Tool: p.tool, Verdict: "block", Enforced: true,
-		Rule: string(engine.RuleProtocol), Reason: reason, Channel: string(approval.InputRequired), Answer: "refused"}, nil)
+		Rule: string(engine.RuleProtocol), Reason: reason, Channel: string(approval.InputRequired), Answer: "refused", AnsweredBy: "weir"}, nil)
 	r.flushAudit()
 	r.replyError(p.clientID, jsonrpc.CodeInvalidParams, reason)
 }
@@ -173,7 +173,11 @@ func (r *Relay) escalate(ctx context.Context, pol *policy.Policy, p *pending, c 
 	head := engine.EscalationHead(d, c.Name())
 	note := func(id string, ch approval.Channel, a approval.Answer, latency time.Duration) {
 		rec := &audit.Record{Event: "approval", Method: "tools/call", Tool: c.Tool, Verdict: d.Verdict.String(), Enforced: true,
-			Rule: string(d.Rule), Sources: d.Sources, Approval: id, Channel: string(ch), Answer: string(a), LatencyMS: latency.Milliseconds()}
+			Rule: string(d.Rule), Sources: d.Sources, Approval: id, Channel: string(ch), Answer: string(a), AnsweredBy: a.By(ch)}
+		if a != approval.Pending {
+			ms := latency.Milliseconds()
+			rec.LatencyMS = &ms
+		}
 		if n, err := book.Store.CountApprovals(ctx, r.opts.Session); err == nil {
 			rec.Prompts = n
 		}
