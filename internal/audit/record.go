@@ -44,8 +44,8 @@ type Record struct {
 	AnsweredBy string `json:"answered_by,omitempty"`
 	LatencyMS  *int64 `json:"latency_ms,omitempty"`
 	Prompts    int    `json:"prompts,omitempty"`
-	Prev      string `json:"prev"` // Hash of the previous record; 64 zeros for the first
-	Hash      string `json:"hash"` // hex SHA-256 of this record's canonical encoding with Hash ""
+	Prev       string `json:"prev"` // Hash of the previous record; 64 zeros for the first
+	Hash       string `json:"hash"` // hex SHA-256 of this record's canonical encoding with Hash ""
 }
 
 // Genesis is the Prev of the first record in a chain.
