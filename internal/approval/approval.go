@@ -75,6 +75,9 @@ const (
 	StatusApproved Status = "approved"
 	StatusDenied   Status = "denied"
 	StatusUsed     Status = "used" // approved and spent on the call it covers
+	// StatusUnanswered: asked through the client, and no answer came (a
+	// timeout, an error, the client left). The call was refused.
+	StatusUnanswered Status = "unanswered"
 )
 
 // Scope is what an approval covers.
@@ -315,6 +318,10 @@ func (b *Book) Settle(ctx context.Context, r Row, a Answer, now time.Time) error
 		return nil
 	case a == Declined || a == Cancelled:
 		_, err := b.Store.SetApproval(ctx, r.ID, StatusPending, StatusDenied, Once, string(r.Channel), ms)
+		return err
+	case a == TimedOut || a == Failed || a == Gone:
+		// The next identical call is a new question, counted as one.
+		_, err := b.Store.SetApproval(ctx, r.ID, StatusPending, StatusUnanswered, Once, string(r.Channel), ms)
 		return err
 	}
 	return nil

@@ -352,6 +352,7 @@ func (r *Relay) hold(ctx context.Context, p *pending, line []byte, ask approval.
 				r.toClient(fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"the call was cancelled"}}`, quotedID))
 				return // a cancelled request is not answered
 			case <-r.clientGone:
+				r.settle(context.WithoutCancel(ctx), row.ID, approval.Gone, r.opts.Now())
 				note(row.ID, approval.Elicitation, approval.Gone, r.opts.Now().Sub(start))
 				return
 			case <-tick:
