@@ -135,7 +135,7 @@ func (r *Relay) readRetry(ctx context.Context, line []byte, params json.RawMessa
 	}
 	fresh, err := r.opts.Approvals.Store.SpendNonce(ctx, st.Nonce, st.Expires)
 	if err != nil {
-		return nil, nil, fmt.Errorf("Weir could not record the state as used (%w)", err)
+		return nil, nil, fmt.Errorf("the state could not be recorded as used (%w)", err)
 	}
 	if !fresh {
 		return nil, nil, approval.ErrReplayed
@@ -215,7 +215,7 @@ func (r *Relay) escalate(ctx context.Context, pol *policy.Policy, p *pending, c 
 
 	prior, err := book.Consult(ctx, r.opts.Session, digest, dest, now)
 	if err != nil {
-		refuse(approval.Outcome{Answer: approval.Failed, Err: fmt.Errorf("Weir's state store failed: %w", err)})
+		refuse(approval.Outcome{Answer: approval.Failed, Err: fmt.Errorf("the state store failed: %w", err)})
 		return
 	}
 	switch {
@@ -240,7 +240,7 @@ func (r *Relay) escalate(ctx context.Context, pol *policy.Policy, p *pending, c 
 		row.Channel = approval.Elicitation
 	}
 	if row, err = book.Open(ctx, row, details); err != nil {
-		refuse(approval.Outcome{Answer: approval.Failed, Err: fmt.Errorf("Weir's state store failed: %w", err)})
+		refuse(approval.Outcome{Answer: approval.Failed, Err: fmt.Errorf("the state store failed: %w", err)})
 		return
 	}
 	switch row.Channel {
