@@ -115,7 +115,8 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 	r := relay.New(relay.Options{
 		Server:         f.name,
 		Session:        env.session,
-		Identity:       pin.Identity(f.name, argv, ""),
+		Identity:       pin.Identity(f.name),
+		Command:        pin.CommandLine(argv, ""),
 		Policy:         pol,
 		AskPolicy:      ask,
 		Hasher:         env.hasher,

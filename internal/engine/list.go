@@ -16,8 +16,8 @@ import (
 // would see them, and what the caller gathered about them.
 type List struct {
 	// Server is the server's name, Identity its pin identity
-	// ([pin.Identity]).
-	Server, Identity string
+	// ([pin.Identity]), Command its command line ([pin.CommandLine]).
+	Server, Identity, Command string
 	// Raw is the JSON-RPC result; Tools are its definitions and Elems the
 	// raw JSON of each, in order ([ReadToolList]).
 	Raw   json.RawMessage
@@ -70,8 +70,13 @@ func decideList(_ Inputs, l List) Decision {
 		count[t.Name]++
 	}
 	keep := make([]json.RawMessage, 0, len(l.Tools))
+	changed := commandChange(l)
+	withheld := 0
 	for i, t := range l.Tools {
-		tv, write := judgeTool(l, t, count[t.Name] > 1)
+		tv, write := judgeTool(l, t, count[t.Name] > 1, changed)
+		if tv.Withheld() {
+			withheld++
+		}
 		d.Tools = append(d.Tools, tv)
 		if write != nil {
 			d.Delta.Pins = append(d.Delta.Pins, *write)
@@ -82,6 +87,14 @@ func decideList(_ Inputs, l List) Decision {
 		if !tv.Withheld() && i < len(l.Elems) {
 			keep = append(keep, l.Elems[i])
 		}
+	}
+	if changed != "" {
+		// A notice, once: the pins written now carry the new command.
+		why := changed + "; the definitions that did not change are kept"
+		if withheld > 0 {
+			why += fmt.Sprintf(", and %d that changed with it are withheld until approved (weir pins diff %s)", withheld, l.Server)
+		}
+		d.add(Finding{RuleCommandChanged, flow.Warn, why})
 	}
 	if len(keep) < len(l.Tools) {
 		var arr []byte
@@ -99,8 +112,23 @@ func decideList(_ Inputs, l List) Decision {
 	return d
 }
 
+// commandChange says how the server's command changed since its pins were
+// written ("" when it did not, or nothing was pinned under a command).
+func commandChange(l List) string {
+	if l.Command == "" {
+		return ""
+	}
+	for _, p := range l.Pins {
+		if p.Command != "" && p.Command != l.Command {
+			return fmt.Sprintf("the command of server %s changed from `%s` to `%s`", l.Server, p.Command, l.Command)
+		}
+	}
+	return ""
+}
+
 // judgeTool returns the verdict on one tool and the pin to write, if any.
-func judgeTool(l List, t detect.Tool, repeated bool) (ToolVerdict, *pin.Pin) {
+// changed, when not empty, says how the server's command changed.
+func judgeTool(l List, t detect.Tool, repeated bool, changed string) (ToolVerdict, *pin.Pin) {
 	name := l.Server + "/" + t.Name
 	fs := l.Findings[t.Name]
 	enc, hash := pin.Encode(t, l.Instructions)
@@ -122,12 +150,17 @@ func judgeTool(l List, t detect.Tool, repeated bool) (ToolVerdict, *pin.Pin) {
 		p = pin.Pin{Identity: l.Identity, Tool: t.Name, Server: l.Server, FirstSeen: l.At}
 	}
 	p.Updated = l.At
+	newCommand := p.Command != l.Command
+	p.Command = l.Command
 	high := detectorIDs(fs, detect.High)
 	switch {
 	case p.Hash == hash:
 		tv.State = pin.Unchanged
 		if p.PendingHash == "" {
 			tv.warnOn(fs)
+			if newCommand {
+				return tv, &p
+			}
 			return tv, nil
 		}
 		// The server went back to the approved definition: drop what was
@@ -136,6 +169,9 @@ func judgeTool(l List, t detect.Tool, repeated bool) (ToolVerdict, *pin.Pin) {
 		tv.warnOn(fs)
 	case p.Hash != "":
 		why := fmt.Sprintf("the definition of %s changed since it was approved", name)
+		if changed != "" {
+			why += " (" + changed + ")"
+		}
 		if len(high) > 0 {
 			why += fmt.Sprintf(", and the new one is flagged (%s)", strings.Join(high, ", "))
 		}
@@ -151,7 +187,7 @@ func judgeTool(l List, t detect.Tool, repeated bool) (ToolVerdict, *pin.Pin) {
 		p.PendingHash, p.PendingDef, p.PendingWhy = "", nil, ""
 		tv.warnOn(fs)
 	}
-	if seen && tv.Withheld() && p.PendingHash == old.PendingHash {
+	if seen && tv.Withheld() && p.PendingHash == old.PendingHash && !newCommand {
 		return tv, nil // already waiting for approval: nothing to write
 	}
 	return tv, &p

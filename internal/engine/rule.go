@@ -33,6 +33,9 @@ const (
 	RulePinChanged Rule = "pin.changed"
 	// RulePinUnchecked: a listed tool's pin could not be checked.
 	RulePinUnchecked Rule = "pin.unchecked"
+	// RuleCommandChanged: the server's command line changed since its
+	// tools were pinned (a notice; changed definitions are withheld).
+	RuleCommandChanged Rule = "pin.command"
 	// RuleRedact: secrets in a result were replaced (redact_secrets).
 	RuleRedact Rule = "redact_secrets"
 	// RuleHidden: a result hides text from people or carries data in an

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/weir-sec/weir/internal/detect"
 )
@@ -33,18 +35,75 @@ type Pin struct {
 	PendingWhy  string
 	// FirstSeen and Updated are Unix milliseconds.
 	FirstSeen, Updated int64
+	// Command is the server's command line when the pin was last written
+	// ([CommandLine]): a pin of an older command says the command changed.
+	Command string
 }
 
-// Identity names a server for pinning: its name and its command line (for
-// stdio) or URL, hashed, so that two different servers under one name, or
-// one name pointed at a new command, do not share pins.
-func Identity(name string, command []string, url string) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "weir-server-identity-v1\n%s\n%s\n", name, url)
-	for _, a := range command {
-		fmt.Fprintf(h, "%d:%s\n", len(a), a)
+// Identity names a server for pinning: the name the user gave it (weir run
+// --name, the client's entry), hashed. The command line is not part of it:
+// a server pointed at a new command (a version bump, a changed argument)
+// keeps its pins, so definitions that changed with the command are shown
+// and withheld like any rug pull, not trusted anew.
+func Identity(name string) string {
+	sum := sha256.Sum256([]byte("weir-server-identity-v2\n" + name))
+	return hex.EncodeToString(sum[:])[:32]
+}
+
+// secretFlag matches command-line flags and KEY=VALUE names whose value is
+// a credential: such values are masked in CommandLine.
+var secretFlag = regexp.MustCompile(`(?i)(key|token|secret|passw|pwd|auth|credential|bearer|cookie|session)`)
+
+// CommandLine renders a server's command (or URL) for people, as pins keep
+// it to say "server command changed from … to …". Values that look like
+// credentials are masked: the value after a --token style flag, the value
+// of a TOKEN=... argument, and long opaque words.
+func CommandLine(command []string, url string) string {
+	if url != "" {
+		if i := strings.IndexAny(url, "?#"); i >= 0 {
+			url = url[:i] + "?…"
+		}
+		return url
 	}
-	return hex.EncodeToString(h.Sum(nil))[:32]
+	out := make([]string, len(command))
+	for i, a := range command {
+		switch {
+		case i > 0 && strings.HasPrefix(command[i-1], "-") && !strings.Contains(command[i-1], "=") && secretFlag.MatchString(command[i-1]):
+			a = "***"
+		case strings.Contains(a, "="):
+			if k, _, _ := strings.Cut(a, "="); secretFlag.MatchString(k) {
+				a = k + "=***"
+			}
+		case opaque(a):
+			a = "***"
+		}
+		if strings.ContainsAny(a, " \t\"'") || a == "" {
+			a = strconv.Quote(a)
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
+
+// opaque reports a long word of letters and digits with no path or
+// package shape: an API key passed as an argument.
+func opaque(a string) bool {
+	if len(a) < 24 || strings.ContainsAny(a, "/@.:") {
+		return false
+	}
+	digits, letters := 0, 0
+	for _, r := range a {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+			letters++
+		case r == '-' || r == '_':
+		default:
+			return false
+		}
+	}
+	return digits > 0 && letters > 0
 }
 
 // Definition is a tool definition as it is pinned and shown in diffs.

@@ -12,12 +12,31 @@ func tool(name, desc string) detect.Tool {
 }
 
 func TestIdentity(t *testing.T) {
-	id := Identity("srv", []string{"node", "server.js"}, "")
-	if other := Identity("srv", []string{"node", "other.js"}, ""); other == id {
-		t.Fatal("identities of different commands collide")
+	if Identity("notes") == Identity("mail") {
+		t.Fatal("identities of different names collide")
 	}
-	if split := Identity("srv", []string{"node server.js"}, ""); split == id {
-		t.Fatal("identities of differently split commands collide")
+	if Identity("notes") != Identity("notes") {
+		t.Fatal("the identity of a name is not stable")
+	}
+}
+
+// TestCommandLine: credentials in a command line never reach the pins.
+func TestCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		url  string
+		want string
+	}{
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-filesystem@2025.8.21", "/home/me/notes"}, "", "npx -y @modelcontextprotocol/server-filesystem@2025.8.21 /home/me/notes"},
+		{[]string{"server", "--api-key", "sk-live-1234567890abcdef", "--port", "80"}, "", "server --api-key *** --port 80"},
+		{[]string{"server", "--token=abc", "GITHUB_TOKEN=ghp_x", "HOME=/h"}, "", "server --token=*** GITHUB_TOKEN=*** HOME=/h"},
+		{[]string{"server", "AbCdEf0123456789GhIjKlMn"}, "", "server ***"},
+		{[]string{"my server", ""}, "", `"my server" ""`},
+		{nil, "https://mcp.example.com/mcp?key=secret", "https://mcp.example.com/mcp?…"},
+	} {
+		if got := CommandLine(tc.argv, tc.url); got != tc.want {
+			t.Errorf("CommandLine(%q, %q) = %s, want %s", tc.argv, tc.url, got, tc.want)
+		}
 	}
 }
 

@@ -31,8 +31,9 @@ type Inputs interface {
 type Gatherer struct {
 	Store Inputs
 	// Session keys the session state and rate limits; Server and Identity
-	// name the server the events come from (Identity keys its pins).
-	Session, Server, Identity string
+	// name the server the events come from (Identity keys its pins), and
+	// Command is how it was started (pin.CommandLine), which pins remember.
+	Session, Server, Identity, Command string
 	// Home and Cwd resolve ~ and relative path arguments.
 	Home, Cwd string
 	// Now is the clock rate limits count with.
@@ -97,7 +98,7 @@ func (g *Gatherer) PendingPin(ctx context.Context, tool string) string {
 // servers' tools (server → names) the shadowing detector compares with;
 // nil means the ones pinned in the store under other servers.
 func (g *Gatherer) List(ctx context.Context, l *engine.List, prompts, resources []detect.NamedText, others map[string][]string) {
-	l.Server, l.Identity, l.At = g.Server, g.Identity, g.Now().UnixMilli()
+	l.Server, l.Identity, l.Command, l.At = g.Server, g.Identity, g.Command, g.Now().UnixMilli()
 	pins, err := g.Store.Pins(ctx, g.Identity)
 	if err != nil {
 		l.PinsErr = err.Error()

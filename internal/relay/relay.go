@@ -55,8 +55,9 @@ type Options struct {
 	Server string
 	// Session is the key of the client session whose state this relay shares.
 	Session string
-	// Identity is the server's identity for tool pins (pin.Identity).
-	Identity string
+	// Identity is the server's identity for tool pins (pin.Identity), and
+	// Command its command line as pins remember it (pin.CommandLine).
+	Identity, Command string
 	Policy   *policy.Policy
 	// AskPolicy, when set, decides the calls of a client that can put an
 	// escalation to a person (it declared elicitation); Policy decides the
@@ -170,7 +171,7 @@ func New(opts Options) *Relay {
 		holds:      make(map[string]*held),
 		clientGone: make(chan struct{}),
 		gather: &Gatherer{
-			Store: opts.Store, Session: opts.Session, Server: opts.Server, Identity: opts.Identity,
+			Store: opts.Store, Session: opts.Session, Server: opts.Server, Identity: opts.Identity, Command: opts.Command,
 			Home: opts.Home, Cwd: opts.Cwd, Now: opts.Now,
 		},
 	}

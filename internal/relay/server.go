@@ -306,6 +306,13 @@ func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []by
 			r.log.Warn("tool withheld", "tool", r.opts.Server+"/"+tv.Name, "why", tv.Reason, "enforced", d.Enforced)
 		}
 	}
+	for _, f := range d.Findings {
+		if f.Rule == engine.RuleCommandChanged {
+			r.log.Warn("server command changed", "server", r.opts.Server, "why", f.Reason)
+			r.record(&audit.Record{Event: "list", Method: "tools/list", Verdict: f.Verdict.String(), Enforced: d.Enforced,
+				Rule: string(f.Rule), Reason: f.Reason}, nil)
+		}
+	}
 	r.record(&audit.Record{Event: "list", Method: "tools/list", Verdict: "allow", Enforced: true,
 		Reason: fmt.Sprintf("%d tools: %d private, %d untrusted, %d sink", len(d.Tools), private, untrusted, sink)}, nil)
 	if d.Rewrite != nil {

@@ -41,7 +41,7 @@ func judge(ctx context.Context, server string, command []string, pol *policy.Pol
 	if pins != nil {
 		src = pinsOnly{pins}
 	}
-	g := relay.Gatherer{Store: src, Server: server, Identity: pin.Identity(server, command, ""), Now: time.Now}
+	g := relay.Gatherer{Store: src, Server: server, Identity: pin.Identity(server), Command: pin.CommandLine(command, ""), Now: time.Now}
 	l := engine.List{Tools: cat.tools, Instructions: cat.instructions}
 	for i := range l.Tools {
 		l.Tools[i].Server = server

@@ -227,7 +227,7 @@ func TestScanPins(t *testing.T) {
 	opts := scanOpts(20 * time.Second)
 	opts.Pins = pins
 	server := fakeServer("calc", "benign")
-	id := pin.Identity("calc", append([]string{server.Command}, server.Args...), "")
+	id := pin.Identity("calc")
 	if err := pins.PutPin(context.Background(), pin.Pin{Identity: id, Server: "calc", Tool: "add", Hash: "an older definition"}); err != nil {
 		t.Fatal(err)
 	}

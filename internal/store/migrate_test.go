@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/pin"
 )
 
 // schemaV1 is the schema of version 1 exactly as it shipped. The migration
@@ -444,4 +445,58 @@ func allVersions() []int {
 		v[i] = i + 1
 	}
 	return v
+}
+
+// TestMigrateRekeysPins: pins written under the old identities (name and
+// command) move to their server's name; of a tool pinned under two
+// commands, the newest pin is kept.
+func TestMigrateRekeysPins(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for v := 0; v < 4; v++ {
+		if _, err := db.Exec(migrations[v]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO schema_version VALUES (?, 0)`, v+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range []struct {
+		identity, tool, server, hash string
+		updated                      int64
+	}{
+		{"old-a", "search", "notes", "h1", 10},
+		{"old-b", "search", "notes", "h2", 20}, // newer command: kept
+		{"old-a", "add", "notes", "h3", 10},
+		{"old-c", "send", "mail", "h4", 5},
+	} {
+		if _, err := db.Exec(`INSERT INTO pins (identity, tool, server, hash, pending_hash, pending_why, first_seen, updated) VALUES (?, ?, ?, ?, '', '', 1, ?)`,
+			r.identity, r.tool, r.server, r.hash, r.updated); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s, err := OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	notes, err := s.Pins(context.Background(), pin.Identity("notes"))
+	if err != nil || len(notes) != 2 || notes["search"].Hash != "h2" || notes["add"].Hash != "h3" {
+		t.Errorf("notes pins %+v, %v", notes, err)
+	}
+	mail, err := s.Pins(context.Background(), pin.Identity("mail"))
+	if err != nil || len(mail) != 1 || mail["send"].Hash != "h4" {
+		t.Errorf("mail pins %+v, %v", mail, err)
+	}
+	all, _ := s.AllPins(context.Background(), "")
+	if len(all) != 3 {
+		t.Errorf("%d pins after the migration, want 3: %+v", len(all), all)
+	}
 }

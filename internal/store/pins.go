@@ -8,14 +8,14 @@ import (
 	"github.com/weir-sec/weir/internal/pin"
 )
 
-const pinColumns = `identity, tool, server, hash, definition, pending_hash, pending_def, pending_why, first_seen, updated`
+const pinColumns = `identity, tool, server, hash, definition, pending_hash, pending_def, pending_why, first_seen, updated, command`
 
 func scanPins(rows *sql.Rows) ([]pin.Pin, error) {
 	defer rows.Close()
 	var out []pin.Pin
 	for rows.Next() {
 		var p pin.Pin
-		if err := rows.Scan(&p.Identity, &p.Tool, &p.Server, &p.Hash, &p.Definition, &p.PendingHash, &p.PendingDef, &p.PendingWhy, &p.FirstSeen, &p.Updated); err != nil {
+		if err := rows.Scan(&p.Identity, &p.Tool, &p.Server, &p.Hash, &p.Definition, &p.PendingHash, &p.PendingDef, &p.PendingWhy, &p.FirstSeen, &p.Updated, &p.Command); err != nil {
 			return nil, err
 		}
 		out = append(out, p)
@@ -63,11 +63,12 @@ func (s *SQLite) AllPins(ctx context.Context, server string) ([]pin.Pin, error) 
 // PutPin writes a pin, replacing the row for its identity and tool but
 // keeping the first FirstSeen.
 func (s *SQLite) PutPin(ctx context.Context, p pin.Pin) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO pins (`+pinColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO pins (`+pinColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (identity, tool) DO UPDATE SET server = excluded.server, hash = excluded.hash,
 			definition = excluded.definition, pending_hash = excluded.pending_hash,
-			pending_def = excluded.pending_def, pending_why = excluded.pending_why, updated = excluded.updated`,
-		p.Identity, p.Tool, p.Server, p.Hash, p.Definition, p.PendingHash, p.PendingDef, p.PendingWhy, p.FirstSeen, p.Updated)
+			pending_def = excluded.pending_def, pending_why = excluded.pending_why, updated = excluded.updated,
+			command = excluded.command`,
+		p.Identity, p.Tool, p.Server, p.Hash, p.Definition, p.PendingHash, p.PendingDef, p.PendingWhy, p.FirstSeen, p.Updated, p.Command)
 	if err != nil {
 		return fmt.Errorf("writing a pin to %s: %w", s.path, err)
 	}

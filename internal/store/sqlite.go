@@ -16,6 +16,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/pin"
 )
 
 // SQLite is the state store the proxies of one machine share: one SQLite file
@@ -128,6 +129,54 @@ var migrations = []string{
 		nonce   TEXT    PRIMARY KEY,
 		expires INTEGER NOT NULL
 	) WITHOUT ROWID;`,
+
+	// 5: pins are keyed by the server's name alone (pin.Identity) and
+	// remember the command line they were written under, so a changed
+	// command is noticed, not trusted anew. rekeyPins (Go) moves rows of
+	// the old name-and-command identities to the new one.
+	`ALTER TABLE pins ADD COLUMN command TEXT NOT NULL DEFAULT '';`,
+}
+
+// goMigrations run, in the migration's transaction, after the SQL of the
+// version they are keyed by.
+var goMigrations = map[int]func(ctx context.Context, tx *sql.Tx) error{5: rekeyPins}
+
+// rekeyPins gives every pin the identity of its server's name; where a
+// server had pins under several identities (its command changed), the
+// newest pin of each tool is kept.
+func rekeyPins(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT server FROM pins`)
+	if err != nil {
+		return err
+	}
+	var servers []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return err
+		}
+		servers = append(servers, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, server := range servers {
+		id := pin.Identity(server)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM pins WHERE server = ?1 AND identity != ?2 AND EXISTS (
+			SELECT 1 FROM pins AS n WHERE n.server = ?1 AND n.tool = pins.tool AND
+				(n.updated > pins.updated OR n.updated = pins.updated AND n.identity > pins.identity))`, server, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM pins WHERE identity = ?2 AND tool IN (SELECT tool FROM pins WHERE server = ?1 AND identity != ?2)`, server, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pins SET identity = ?2 WHERE server = ?1`, server, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // The statements Append, Sync and Take run; syncQuery and the rate queries
@@ -316,6 +365,11 @@ func (s *SQLite) migrate(ctx context.Context) error {
 	for v := version; v < len(migrations); v++ {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 			return openError(s.path, fmt.Errorf("migrating schema to version %d: %w", v+1, err))
+		}
+		if f := goMigrations[v+1]; f != nil {
+			if err := f(ctx, tx); err != nil {
+				return openError(s.path, fmt.Errorf("migrating schema to version %d: %w", v+1, err))
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, applied_at) VALUES (?, ?)`, v+1, s.now().UnixMilli()); err != nil {
 			return openError(s.path, err)
