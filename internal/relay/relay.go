@@ -58,7 +58,7 @@ type Options struct {
 	// Identity is the server's identity for tool pins (pin.Identity), and
 	// Command its command line as pins remember it (pin.CommandLine).
 	Identity, Command string
-	Policy   *policy.Policy
+	Policy            *policy.Policy
 	// AskPolicy, when set, decides the calls of a client that can put an
 	// escalation to a person (it declared elicitation); Policy decides the
 	// rest. The no-policy default uses it to escalate where a person can
