@@ -63,6 +63,7 @@
 //	                   Instructions  flagged instructions
 //	pin.changed        List     a definition changed since it was approved
 //	pin.unchecked      List     pins that could not be read or written
+//	pin.command        List     the server's command line changed since its pins (notice)
 //	internal           (caller) Weir itself failed while deciding; fails closed
 //
 // [BlockMessage] is what the model reads for each (golden-tested in
