@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weir-sec/weir/internal/detect"
 	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/store"
 )
@@ -157,6 +158,14 @@ func printPinDiff(w io.Writer, p pin.Pin) error {
 	}
 	for _, l := range strings.Split(strings.TrimRight(d, "\n"), "\n") {
 		fmt.Fprintf(w, "  %s\n", l)
+	}
+	if t, _, err := pin.Tool(p.Server, p.PendingDef); err == nil {
+		for _, f := range detect.ScanTool(t, nil) {
+			fmt.Fprintf(w, "  finding: %s (%s) in %s: %s\n", f.Detector, f.Severity, f.Field, f.Message)
+			if f.Evidence != "" {
+				fmt.Fprintf(w, "    evidence: %q\n", f.Evidence)
+			}
+		}
 	}
 	fmt.Fprintf(w, "approve with: weir pins approve %s:%s\n\n", p.Server, p.Tool)
 	return nil

@@ -203,6 +203,24 @@ func (tv *ToolVerdict) warnOn(fs []detect.Finding) {
 	}
 }
 
+// FindingEvidence is FindingList with each finding's evidence, for the
+// records and listings about a definition: definitions are the server's
+// metadata, not the user's data, and a person deciding on one needs to see
+// what was found.
+func FindingEvidence(fs []detect.Finding) string {
+	var parts []string
+	for _, f := range fs {
+		p := fmt.Sprintf("%s (%s) in %s", f.Detector, f.Severity, f.Field)
+		if f.Evidence != "" {
+			p += fmt.Sprintf(": %q", f.Evidence)
+		}
+		if !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	return "findings: " + strings.Join(parts, "; ")
+}
+
 // FindingList names findings for the audit log and reasons:
 // "findings: shadowing (high) in description, ...", each once. Evidence
 // stays out: it can quote the text.

@@ -164,3 +164,14 @@ func (s State) String() string { return stateNames[s] }
 
 // Withheld reports whether the tool must not reach the model.
 func (s State) Withheld() bool { return s >= Changed }
+
+// Tool decodes a pinned definition back into the tool the detectors read
+// (its server's instructions apart).
+func Tool(server string, enc []byte) (detect.Tool, string, error) {
+	var d Definition
+	if err := json.Unmarshal(enc, &d); err != nil {
+		return detect.Tool{}, "", err
+	}
+	return detect.Tool{Server: server, Name: d.Name, Title: d.Title, Description: d.Description,
+		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, Annotations: d.Annotations}, d.Instructions, nil
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/weir-sec/weir/internal/engine"
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/jsonrpc"
+	"github.com/weir-sec/weir/internal/pin"
 )
 
 // serverPump reads the server's messages until its output ends.
@@ -288,17 +289,24 @@ func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []by
 	}
 	r.mu.Unlock()
 	var private, untrusted, sink int
+	// A definition is recorded when its pin is written — first sight, a
+	// change, a quarantine, a new command — so each definition's findings
+	// are logged once, not on every list.
+	written := map[string]bool{}
+	for _, p := range d.Delta.Pins {
+		written[p.Tool] = true
+	}
 	for _, tv := range d.Tools {
 		l := r.toolLabels(tv.Name).Labels
 		private += b2i(l.Has(flow.Private))
 		untrusted += b2i(l.Has(flow.Untrusted))
 		sink += b2i(l.Has(flow.Sink))
-		if tv.Verdict == flow.Allow && len(tv.Findings) == 0 {
+		if tv.Verdict == flow.Allow && len(tv.Findings) == 0 || !written[tv.Name] && tv.State != pin.Unchecked {
 			continue
 		}
 		reason := tv.Reason
 		if len(tv.Findings) > 0 {
-			reason = strings.TrimPrefix(reason+"; "+engine.FindingList(tv.Findings), "; ")
+			reason = strings.TrimPrefix(reason+"; "+engine.FindingEvidence(tv.Findings), "; ")
 		}
 		r.record(&audit.Record{Event: "definition", Method: "tools/list", Tool: tv.Name, Verdict: tv.Verdict.String(),
 			Enforced: d.Enforced, Rule: string(tv.Rule), Reason: reason}, nil)
