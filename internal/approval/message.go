@@ -116,6 +116,9 @@ func ElicitParams(a Ask, namedMode bool) json.RawMessage {
 func ReadAnswer(result json.RawMessage, sessionScope bool) (Answer, error) {
 	var action, choice string
 	var content []byte
+	if !jsonrpc.Valid(result) {
+		return Failed, errors.New("the answer cannot be read: it is not valid JSON")
+	}
 	err := jsonrpc.Fields(result, []string{"action", "content"}, func(name string, v []byte) error {
 		switch name {
 		case "action":

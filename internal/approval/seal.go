@@ -112,7 +112,9 @@ func (s *Sealer) OpenState(str, session, digest string, now time.Time) (State, e
 		return st, ErrForged
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(body)
-	if err != nil {
+	// The decoder ignores newlines and the unused low bits of the last
+	// character: only the one encoding SealState writes is accepted.
+	if err != nil || base64.RawURLEncoding.EncodeToString(raw) != body {
 		return st, ErrForged
 	}
 	plain, err := s.open(s.state, raw, stateAD)
