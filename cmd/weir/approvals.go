@@ -109,6 +109,8 @@ func printApprovals(w io.Writer, reqs []approval.Request, now time.Time, all boo
 		return
 	}
 	p := newPrinter(w)
+	// Names and reasons come from servers and the agent: escaped like values.
+	esc := func(s string) string { return approval.Shorten(s, 1<<20) }
 	for i, r := range reqs {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -119,18 +121,18 @@ func printApprovals(w io.Writer, reqs []approval.Request, now time.Time, all boo
 		if r.Status != approval.StatusPending || r.Channel != approval.CLI {
 			status = fmt.Sprintf(" [%s via %s]", r.Status, r.Channel)
 		}
-		fmt.Fprintf(w, "%s  %s/%s  asked %s ago, expires in %s, session %s%s\n", p.paint("1", r.ID), r.Server, r.Tool, asked, left, r.Session, status)
+		fmt.Fprintf(w, "%s  %s/%s  asked %s ago, expires in %s, session %s%s\n", p.paint("1", r.ID), esc(r.Server), esc(r.Tool), asked, left, esc(r.Session), status)
 		if len(r.Facts) == 0 {
 			fmt.Fprintln(w, "    its arguments name no recipient, host, path or amount")
 		}
 		for _, f := range r.Facts {
 			fmt.Fprintf(w, "    %s: %s (%s)\n", f.Kind, f.Value, f.Path)
 		}
-		fmt.Fprintf(w, "    why (rule %s): %s\n", r.Rule, r.Reason)
+		fmt.Fprintf(w, "    why (rule %s): %s\n", esc(r.Rule), esc(r.Reason))
 		if len(r.Sources) > 0 {
-			fmt.Fprintf(w, "    data from: %s", strings.Join(r.Sources, ", "))
+			fmt.Fprintf(w, "    data from: %s", esc(strings.Join(r.Sources, ", ")))
 			if len(r.Paths) > 0 {
-				fmt.Fprintf(w, "; in the arguments %s", strings.Join(r.Paths, ", "))
+				fmt.Fprintf(w, "; in the arguments %s", esc(strings.Join(r.Paths, ", ")))
 			}
 			fmt.Fprintln(w)
 		}

@@ -287,8 +287,11 @@ func (b *Book) Consult(ctx context.Context, session, digest, dest string, now ti
 		}
 		return Prior{Answer: Approved, Channel: CLI, ID: r.ID, Age: age}, nil
 	case StatusDenied:
+		// A refusal given with weir deny stands until the request expires,
+		// whatever channel asked; one given through the client stands for
+		// the repeat window.
 		ch := Repeat
-		if r.Channel == CLI {
+		if r.Channel == CLI || r.By == "cli" {
 			ch = CLI
 		}
 		if ch == CLI || age <= RepeatWindow {

@@ -55,6 +55,13 @@ func Canonical(args json.RawMessage) ([]byte, error) {
 		if _, dup := top.obj[k]; dup {
 			return fmt.Errorf("%w (%q)", ErrAmbiguous, k)
 		}
+		// A server decoding into a struct reads "To" as "to": members
+		// that differ only in case are as ambiguous as repeated ones.
+		for _, o := range top.keys {
+			if strings.EqualFold(o, k) {
+				return fmt.Errorf("%w (%q and %q)", ErrAmbiguous, o, k)
+			}
+		}
 		top.obj[k] = n
 		top.keys = append(top.keys, k)
 		return nil
@@ -141,5 +148,11 @@ func Digest(h *fingerprint.Hasher, server, tool string, args json.RawMessage) (s
 // calls of the tool to the same recipient, host, channel, account or path,
 // and no other.
 func DestKey(h *fingerprint.Hasher, server, tool string, dests []string) string {
-	return h.Keyed("weir/approval/dest\x00" + server + "\x00" + tool + "\x00" + strings.Join(dests, "\x00"))
+	var b strings.Builder
+	b.WriteString("weir/approval/dest")
+	for _, x := range append([]string{server, tool}, dests...) {
+		// Length-prefixed: no value, whatever it holds, reads as two.
+		fmt.Fprintf(&b, "\x00%d:%s", len(x), x)
+	}
+	return h.Keyed(b.String())
 }

@@ -165,7 +165,10 @@ func words(name string) []string {
 
 func stringFact(path string, kind Kind, s string) (Fact, bool) {
 	s = strings.TrimSpace(s)
-	if s == "" || len(s) > maxFactValue {
+	// A long string under an unnamed key is a body, not an address; under
+	// a destination's name (a 600-character bcc list) it is a destination
+	// all the same, shown shortened and remembered whole.
+	if s == "" || kind == "" && len(s) > maxFactValue {
 		return Fact{}, false
 	}
 	if kind == "" {
@@ -243,7 +246,7 @@ func SessionScope(args json.RawMessage, facts []Fact) []string {
 		switch x := v.(type) {
 		case map[string]any:
 			for k, e := range x {
-				walk(path+"."+k, e)
+				walk(path+"["+strconv.Quote(k)+"]", e)
 			}
 		case []any:
 			for i, e := range x {
@@ -251,7 +254,7 @@ func SessionScope(args json.RawMessage, facts []Fact) []string {
 			}
 		case string:
 			if len(x) <= maxScopeValue {
-				out = append(out, "arg:"+path+"="+x)
+				out = append(out, "arg:"+path+"="+strconv.Quote(x))
 			}
 		case float64:
 			out = append(out, "arg:"+path+"="+strconv.FormatFloat(x, 'g', -1, 64))

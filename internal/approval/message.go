@@ -30,18 +30,31 @@ type Ask struct {
 // from and where it is in the arguments.
 func Message(a Ask) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Weir: allow %s?\n", a.Tool)
+	// Tool, reason, sources and paths are built from names a server or
+	// the agent chose: shown with invisible characters escaped, as values.
+	esc := func(s string) string { return Shorten(s, 1<<20) }
+	escAll := func(xs []string) string {
+		out := make([]string, len(xs))
+		for i, x := range xs {
+			out[i] = esc(x)
+		}
+		return strings.Join(out, ", ")
+	}
+	fmt.Fprintf(&b, "Weir: allow %s?\n", esc(a.Tool))
 	if len(a.Facts) == 0 {
 		b.WriteString("Its arguments name no recipient, host, path or amount.\n")
 	}
 	for _, f := range a.Facts {
 		fmt.Fprintf(&b, "%s: %s (%s)\n", f.Kind, f.Value, f.Path)
 	}
-	fmt.Fprintf(&b, "Why Weir asks (%s): %s.\n", a.Rule, a.Reason)
+	if n := len(a.Facts); n > 0 && len(a.Facts[n-1].more) > 0 {
+		fmt.Fprintf(&b, "and %d more destinations not shown\n", len(a.Facts[n-1].more))
+	}
+	fmt.Fprintf(&b, "Why Weir asks (%s): %s.\n", a.Rule, esc(a.Reason))
 	if len(a.Sources) > 0 {
-		fmt.Fprintf(&b, "Data from: %s", strings.Join(a.Sources, ", "))
+		fmt.Fprintf(&b, "Data from: %s", escAll(a.Sources))
 		if len(a.Paths) > 0 {
-			fmt.Fprintf(&b, "; in the arguments %s", strings.Join(a.Paths, ", "))
+			fmt.Fprintf(&b, "; in the arguments %s", escAll(a.Paths))
 		}
 		b.WriteString(".\n")
 	}
@@ -88,10 +101,11 @@ func sessionTitle(a Ask) string {
 			dests = append(dests, f.Value)
 		}
 	}
+	tool := Shorten(a.Tool, 1<<20)
 	if len(dests) == 0 {
-		return "Allow " + a.Tool + " for the rest of this session"
+		return "Allow " + tool + " with these arguments for the rest of this session"
 	}
-	return "Allow " + a.Tool + " to " + strings.Join(dests, ", ") + " for the rest of this session"
+	return "Allow " + tool + " to " + strings.Join(dests, ", ") + " for the rest of this session, whatever the other arguments"
 }
 
 // ElicitParams are the params of elicitation/create for the question;
