@@ -142,12 +142,19 @@ func TestClientConfigScanWrapUnwrap(t *testing.T) {
 	for leg, want := range map[string][]string{
 		"private":   {"files/read_text_file", "files/read_multiple_files", "memory/read_graph", "memory/search_nodes"},
 		"untrusted": {"everything/get-annotated-message"},
-		"sink":      {"files/write_file", "files/edit_file", "memory/create_entities", "memory/delete_entities"},
+		"sink":      {"everything/gzip-file-as-resource"},
 	} {
 		for _, w := range want {
 			if !slices.Contains(legs[leg], w) {
 				t.Errorf("trifecta leg %s: %v lacks %s", leg, legs[leg], w)
 			}
+		}
+	}
+	// Writing a file changes the machine, not the world (server-filesystem
+	// says so: destructiveHint with openWorldHint false).
+	for _, local := range []string{"files/write_file", "files/edit_file"} {
+		if slices.Contains(tri.Sink, local) {
+			t.Errorf("trifecta leg sink holds the local write %s: %v", local, tri.Sink)
 		}
 	}
 	if !tri.Present || tri.Severity != "high" || !slices.Equal(tri.Unguarded, []string{"everything", "files", "memory"}) {

@@ -61,14 +61,23 @@ func decideCall(in Inputs, c Call) Decision {
 	}
 	sink := c.Labels.Labels.Has(flow.Sink)
 	rules := p.RulesFor(c.Server, c.Tool)
-	if !sink && len(rules) == 0 {
+	if !sink && len(rules) == 0 && (p.Flow.Exfiltration == flow.Allow || !s.Legs.Has(flow.Private)) {
 		d.finish()
 		return d
 	}
 	name := c.Name()
 	// Sources whose flow to this tool the policy declassifies do not count.
+	// Private data of the call's own server may go back to it (exempt):
+	// always for a tool that is not a sink (a secret read from a server and
+	// written back to it has not crossed anything), and for a sink when
+	// the call writes to a path and names no recipient, host, channel or
+	// account to send anything to (saving an edited file where it was read
+	// from). A sink with neither sends somewhere Weir cannot see, so it is
+	// judged like any other.
+	writeback := !sink || namesPath(c.Args) && !namesDestination(c.Args)
 	counted := make([]bool, len(s.Sources))
-	var privSrc, untrustedSrc []string
+	exempt := make([]bool, len(s.Sources))
+	var privSrc, untrustedSrc, foreignPriv []string
 	for i, src := range s.Sources {
 		if p.FlowAllowed(src.Tool, name) {
 			continue
@@ -76,41 +85,56 @@ func decideCall(in Inputs, c Call) Decision {
 		counted[i] = true
 		if src.Labels.Has(flow.Private) {
 			privSrc = append(privSrc, src.Tool)
+			if writeback && serverOf(src.Tool) == c.Server {
+				exempt[i] = true
+			} else {
+				foreignPriv = append(foreignPriv, src.Tool)
+			}
 		}
 		if src.Labels.Has(flow.Untrusted) {
 			untrustedSrc = append(untrustedSrc, src.Tool)
 		}
 	}
 	privSrc, untrustedSrc = uniqueSorted(privSrc), uniqueSorted(untrustedSrc)
+	if !sink && len(rules) == 0 && len(foreignPriv) == 0 {
+		d.finish()
+		return d
+	}
 
 	// Attribution is the costly part; it is needed when something will
 	// read it: an exfiltration or tainted-argument check, or a rule.
 	var m attribution
 	needAttribution := len(rules) > 0 ||
-		len(privSrc) > 0 && p.Flow.Exfiltration != flow.Allow ||
+		len(foreignPriv) > 0 && p.Flow.Exfiltration != flow.Allow ||
 		len(untrustedSrc) > 0 && p.Flow.TaintedArgs != flow.Allow ||
 		// An escalation needs to know whether an argument was chosen from
 		// untrusted content: such a call is never approved for the session.
 		sink && len(untrustedSrc) > 0 && (p.Flow.Integrity == flow.Escalate || p.Flow.Trifecta == flow.Escalate)
 	if needAttribution && (len(privSrc) > 0 || len(untrustedSrc) > 0) {
 		var err error
-		if m, err = attribute(h, s, counted, p.Flow.MinMatches, c.Args); err != nil {
+		if m, err = attribute(h, s, counted, exempt, p.Flow.MinMatches, c.Args); err != nil {
 			d.add(Finding{RuleBadArguments, flow.Block,
 				fmt.Sprintf("Weir could not read the arguments of %s (%v), so it cannot tell what they carry", name, err)})
 		}
 	}
 	var tainted, taintSrc []string
+	if !sink && m.digests > 0 {
+		// A secret does not cross servers, even to a tool that keeps data
+		// on this machine: an API key read from one server and written
+		// into another's local database has left where it was kept.
+		d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, secretReason(name, m)})
+	}
 	if sink {
 		switch {
 		case m.prints >= p.Flow.MinMatches || m.digests > 0:
 			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, exfilReason(name, m)})
-		case m.undecoded != "" && len(privSrc) > 0:
+		case m.undecoded != "" && len(foreignPriv) > 0:
 			// A bound on decoding ran out: what was not examined could be
 			// anything, so it is judged as the private data it may hide
 			// (DESIGN rule 1). Never an allow by exhaustion.
 			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, fmt.Sprintf(
 				"Weir could not examine all of the arguments of %s within its decoding bound (%s), and this session has read private data (from %s), so it treats what it could not decode as that data",
-				name, m.undecoded, list(privSrc))})
+				name, m.undecoded, list(uniqueSorted(foreignPriv)))})
 		}
 		tainted, taintSrc = m.tainted(s)
 		d.Tainted = tainted
@@ -240,6 +264,91 @@ func sourceNames(s *flow.Session) []string {
 	return uniqueSorted(out)
 }
 
+// secretReason says why a tool that is not a sink may not carry a secret.
+func secretReason(tool string, m attribution) string {
+	return fmt.Sprintf("the arguments of %s carry a secret read from %s (found in %s); secrets do not cross from one server to another, even to one that keeps data on this machine",
+		tool, list(m.sources), list(m.paths))
+}
+
+// serverOf is the server of a "server/tool" source name.
+func serverOf(source string) string {
+	s, _, _ := strings.Cut(source, "/")
+	return s
+}
+
+// destinationWords name arguments that send something somewhere: a call
+// with one is not a write back to where its data came from.
+var destinationWords = words("to cc bcc recipient recipients email emails phone number channel channels chat room thread conversation account iban wallet owner org organization repo repository project workspace team url uri link href webhook endpoint host domain")
+
+// namesDestination reports whether a call's arguments name a recipient,
+// host, channel or account: an argument so named, or an e-mail address or
+// URL anywhere in them.
+func namesDestination(args json.RawMessage) bool {
+	if len(args) == 0 || args[0] != '{' {
+		return false
+	}
+	found := false
+	_ = jsonrpc.Walk(args, func(tok jsonrpc.Token, text string, raw []byte) error {
+		switch tok {
+		case jsonrpc.Key:
+			for _, w := range splitName(text) {
+				if destinationWords[w] {
+					found = true
+					return errStopWalk
+				}
+			}
+		case jsonrpc.Scalar:
+			if raw[0] == '"' && len(raw) < 512 {
+				if v, err := jsonrpc.Unquote(raw); err == nil && isAddressee(v) {
+					found = true
+					return errStopWalk
+				}
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+var errStopWalk = errors.New("stop")
+
+// pathWords name arguments that say where on the machine a call writes.
+var pathWords = words("path paths file files filename filepath dir directory folder")
+
+// namesPath reports whether one of a call's arguments is named as a path.
+func namesPath(args json.RawMessage) bool {
+	if len(args) == 0 || args[0] != '{' {
+		return false
+	}
+	found := false
+	_ = jsonrpc.Walk(args, func(tok jsonrpc.Token, text string, raw []byte) error {
+		if tok == jsonrpc.Key {
+			for _, w := range splitName(text) {
+				if pathWords[w] {
+					found = true
+					return errStopWalk
+				}
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// isAddressee reports a string that is one e-mail address or one URL.
+func isAddressee(v string) bool {
+	v = strings.TrimSpace(v)
+	if strings.ContainsAny(v, " \t\n") {
+		return false
+	}
+	l := strings.ToLower(v)
+	if strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") {
+		return true
+	}
+	at := strings.IndexByte(v, '@')
+	return at > 0 && strings.Contains(v[at:], ".")
+}
+
 func exfilReason(sink string, m attribution) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the arguments of %s carry private data read from %s", sink, list(m.sources))
@@ -353,7 +462,7 @@ type pathHits struct {
 // counted sources in every decoded view of every string in the arguments,
 // and across the boundaries between consecutive strings (text split across
 // fields).
-func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatches int, args json.RawMessage) (attribution, error) {
+func attribute(h *fingerprint.Hasher, s *flow.Session, counted, exempt []bool, minMatches int, args json.RawMessage) (attribution, error) {
 	var res attribution
 	leaves, err := stringLeaves(args)
 	if err != nil {
@@ -384,7 +493,9 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted []bool, minMatche
 	scan := func(path, text string, via []fingerprint.Encoding, exact, payload bool) {
 		privHit := false
 		ph := hitsFor(path)
-		isPrivate := func(i int32) bool { return payload && counted[i] && s.Sources[i].Labels.Has(flow.Private) }
+		isPrivate := func(i int32) bool {
+			return payload && counted[i] && !exempt[i] && s.Sources[i].Labels.Has(flow.Private)
+		}
 		dominant := func(n int) bool { return 2*n >= len(strings.TrimSpace(text)) }
 		prints = h.Prints(prints[:0], text)
 		for _, p := range prints {

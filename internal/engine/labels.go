@@ -73,7 +73,13 @@ func annotationLabels(a Annotations) (flow.Labels, string) {
 		l |= flow.Untrusted
 		why = append(why, "openWorldHint with readOnlyHint")
 	}
-	if (isTrue(a.OpenWorld) || isTrue(a.Destructive)) && !isTrue(a.ReadOnly) {
+	// A destructive tool that says it stays in a closed world (a file
+	// write with openWorldHint false) changes the machine, not the world:
+	// the hint adds no sink, and the name heuristic still judges it. Hints
+	// only ever add labels, so a server that lies here gains nothing it
+	// would not by leaving them out.
+	closed := a.OpenWorld != nil && !*a.OpenWorld
+	if (isTrue(a.OpenWorld) || isTrue(a.Destructive) && !closed) && !isTrue(a.ReadOnly) {
 		l |= flow.Sink
 		if isTrue(a.OpenWorld) {
 			why = append(why, "openWorldHint without readOnlyHint")

@@ -26,7 +26,10 @@ func TestLabelHeuristics(t *testing.T) {
 		{"read_multiple_files", []string{"paths"}, Annotations{}, P},
 		{"list_directory", []string{"path"}, Annotations{}, P},
 		{"search_files", []string{"path", "pattern"}, Annotations{}, P},
-		{"write_file", []string{"path", "content"}, Annotations{ReadOnly: hint(false), Destructive: hint(true), OpenWorld: hint(false)}, S},
+		// Destructive in a closed world (server-filesystem's write_file):
+		// it changes the machine, not the world; the name adds nothing.
+		{"write_file", []string{"path", "content"}, Annotations{ReadOnly: hint(false), Destructive: hint(true), OpenWorld: hint(false)}, 0},
+		{"delete_object", []string{"key"}, Annotations{Destructive: hint(true)}, S},
 		{"read_graph", nil, Annotations{ReadOnly: hint(true)}, P},
 		{"search_nodes", []string{"query"}, Annotations{}, P},
 		{"create_entities", []string{"entities"}, Annotations{}, S},
