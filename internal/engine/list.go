@@ -25,6 +25,9 @@ type List struct {
 	Elems []json.RawMessage
 	// Instructions are the server's instructions, which every pin covers.
 	Instructions string
+	// Encoded, when the caller has them (a cache), are the pin encodings of
+	// Tools with Instructions, in order ([pin.Encode]); nil means compute.
+	Encoded []pin.Encoded
 	// Findings are the tool-poisoning detectors' findings per tool name
 	// (detect.ScanCatalogue over the whole catalogue).
 	Findings map[string][]detect.Finding
@@ -73,7 +76,7 @@ func decideList(_ Inputs, l List) Decision {
 	changed := commandChange(l)
 	withheld := 0
 	for i, t := range l.Tools {
-		tv, write := judgeTool(l, t, count[t.Name] > 1, changed)
+		tv, write := judgeTool(l, i, t, count[t.Name] > 1, changed)
 		if tv.Withheld() {
 			withheld++
 		}
@@ -126,12 +129,18 @@ func commandChange(l List) string {
 	return ""
 }
 
-// judgeTool returns the verdict on one tool and the pin to write, if any.
-// changed, when not empty, says how the server's command changed.
-func judgeTool(l List, t detect.Tool, repeated bool, changed string) (ToolVerdict, *pin.Pin) {
+// judgeTool returns the verdict on the i-th tool and the pin to write, if
+// any. changed, when not empty, says how the server's command changed.
+func judgeTool(l List, i int, t detect.Tool, repeated bool, changed string) (ToolVerdict, *pin.Pin) {
 	name := l.Server + "/" + t.Name
 	fs := l.Findings[t.Name]
-	enc, hash := pin.Encode(t, l.Instructions)
+	var enc []byte
+	var hash string
+	if i < len(l.Encoded) {
+		enc, hash = l.Encoded[i].Enc, l.Encoded[i].Hash
+	} else {
+		enc, hash = pin.Encode(t, l.Instructions)
+	}
 	tv := ToolVerdict{Name: t.Name, Hash: hash, Findings: fs, server: l.Server}
 	withhold := func(s pin.State, rule Rule, why string) {
 		tv.State, tv.Verdict, tv.Rule, tv.Reason = s, flow.Block, rule, why

@@ -117,6 +117,12 @@ type Definition struct {
 	Instructions string          `json:"instructions,omitempty"`
 }
 
+// Encoded is a definition's pin encoding and hash, as Encode returns them.
+type Encoded struct {
+	Enc  []byte
+	Hash string
+}
+
 // Encode returns a definition's canonical encoding and its hash (hex).
 func Encode(t detect.Tool, instructions string) (enc []byte, hash string) {
 	d := Definition{Name: t.Name, Title: t.Title, Description: t.Description,

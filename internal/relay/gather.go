@@ -38,6 +38,9 @@ type Gatherer struct {
 	Home, Cwd string
 	// Now is the clock rate limits count with.
 	Now func() time.Time
+	// Cache, when set, keeps definitions' encodings and findings across
+	// lists of the same tools.
+	Cache *ListCache
 }
 
 // Call gathers a call's inputs: its path arguments resolved, the rate
@@ -104,7 +107,20 @@ func (g *Gatherer) List(ctx context.Context, l *engine.List, prompts, resources 
 		l.PinsErr = err.Error()
 	}
 	l.Pins = pins
-	l.Findings = g.Catalogue(ctx, detect.Catalogue{Instructions: l.Instructions, Tools: l.Tools, Prompts: prompts, Resources: resources}, others)
+	cat := detect.Catalogue{Instructions: l.Instructions, Tools: l.Tools, Prompts: prompts, Resources: resources}
+	if g.Cache == nil || len(l.Elems) != len(l.Tools) {
+		l.Findings = g.Catalogue(ctx, cat, others)
+		return
+	}
+	if others == nil {
+		others = g.otherServers(ctx)
+	}
+	elems := make([][]byte, len(l.Elems))
+	for i, e := range l.Elems {
+		elems[i] = e
+	}
+	l.Findings = g.Cache.scan(g.Server, cat, elems, others)
+	g.Cache.encode(l)
 }
 
 // Instructions gathers the detectors' findings over a server's

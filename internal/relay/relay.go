@@ -172,7 +172,7 @@ func New(opts Options) *Relay {
 		clientGone: make(chan struct{}),
 		gather: &Gatherer{
 			Store: opts.Store, Session: opts.Session, Server: opts.Server, Identity: opts.Identity, Command: opts.Command,
-			Home: opts.Home, Cwd: opts.Cwd, Now: opts.Now,
+			Home: opts.Home, Cwd: opts.Cwd, Now: opts.Now, Cache: NewListCache(),
 		},
 	}
 	r.policy.Store(opts.Policy)
