@@ -1,0 +1,385 @@
+// Command labels measures Weir's tool labelling against the reviewed
+// evaluation set in testdata/catalogues: real tools/list catalogues of
+// popular MCP servers (one JSON file each) and labels.json, the ground
+// truth for every tool and the dev/heldout split.
+//
+// Each tool is labelled the way weir run labels it: the catalogue's tools
+// array is read as a tools/list result by engine.ReadToolList, each
+// definition is reduced by engine.DefOf, and engine.Label decides under a
+// preset (default: "default"). The program prints, for dev, heldout and
+// all tools, the share whose label set is exactly right and each label's
+// precision and recall, then every mistake.
+//
+//	go run ./bench/labels                      # from the repository root
+//	go run ./bench/labels --json /tmp/labels.json
+//	go run ./bench/labels --group dev          # mistakes of one group only
+//	go run ./bench/labels --quiet --by-server  # numbers and each server's exact share
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/weir-sec/weir/internal/engine"
+	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
+)
+
+// catalogue is one testdata/catalogues/SERVER.json file. Tools stays raw:
+// it is handed to engine.ReadToolList exactly as the server listed it.
+type catalogue struct {
+	Server   string          `json:"server"`
+	Package  string          `json:"package"`
+	Version  string          `json:"version"`
+	Obtained string          `json:"obtained"`
+	Tools    json.RawMessage `json:"tools"`
+}
+
+// truth is labels.json.
+type truth struct {
+	Split map[string][]string `json:"split"`
+	Tools map[string]struct {
+		Labels []string `json:"labels"`
+		Why    string   `json:"why"`
+	} `json:"tools"`
+}
+
+// verdict is one tool: what the ground truth says and what Weir said.
+type verdict struct {
+	Group    string   `json:"group"`
+	Tool     string   `json:"tool"` // server/tool
+	Expected []string `json:"expected"`
+	Got      []string `json:"got"`
+	Why      []string `json:"why"` // the engine's reasons
+	Truth    string   `json:"truth_why"`
+	exp, got flow.Labels
+}
+
+// LabelScore is one label's confusion counts within a group.
+type LabelScore struct {
+	TP        int      `json:"tp"`
+	FP        int      `json:"fp"`
+	FN        int      `json:"fn"`
+	Precision *float64 `json:"precision"` // nil when Weir gave the label to no tool
+	Recall    *float64 `json:"recall"`    // nil when no tool has the label
+}
+
+// GroupScore is what the program reports for dev, heldout or all.
+type GroupScore struct {
+	Servers int                   `json:"servers"`
+	Tools   int                   `json:"tools"`
+	Exact   int                   `json:"exact"`
+	Share   float64               `json:"exact_share"`
+	Labels  map[string]LabelScore `json:"labels"`
+	// PerServer is the exact share of each server's tools.
+	PerServer map[string]float64 `json:"per_server"`
+}
+
+// Report is what --json writes.
+type Report struct {
+	Preset   string                `json:"preset"`
+	Dir      string                `json:"dir"`
+	Groups   map[string]GroupScore `json:"groups"`
+	Mistakes []verdict             `json:"mistakes"`
+}
+
+var labelOrder = []struct {
+	name string
+	l    flow.Labels
+}{{"private", flow.Private}, {"untrusted", flow.Untrusted}, {"sink", flow.Sink}}
+
+func main() {
+	dir := flag.String("dir", "testdata/catalogues", "the evaluation set")
+	preset := flag.String("preset", "default", "the policy preset to label under")
+	jsonOut := flag.String("json", "", "also write the numbers and mistakes to this file")
+	group := flag.String("group", "", "print the mistakes of this group only (dev or heldout)")
+	quiet := flag.Bool("quiet", false, "print the numbers only, no mistakes")
+	byServer := flag.Bool("by-server", false, "also print each server's exact share")
+	flag.Parse()
+	if err := run(os.Stdout, *dir, *preset, *jsonOut, *group, *quiet, *byServer); err != nil {
+		fmt.Fprintln(os.Stderr, "labels:", err)
+		os.Exit(1)
+	}
+}
+
+func run(w io.Writer, dir, preset, jsonOut, group string, quiet, byServer bool) error {
+	pol, err := policyfile.Preset(preset)
+	if err != nil {
+		return err
+	}
+	var gt truth
+	if err := readJSON(filepath.Join(dir, "labels.json"), &gt); err != nil {
+		return err
+	}
+	groupOf := map[string]string{}
+	for g, servers := range gt.Split {
+		for _, s := range servers {
+			if prev, dup := groupOf[s]; dup {
+				return fmt.Errorf("labels.json: server %s is in both %s and %s", s, prev, g)
+			}
+			groupOf[s] = g
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return err
+	}
+	var all []verdict
+	seen := map[string]bool{}
+	for _, f := range files {
+		if filepath.Base(f) == "labels.json" {
+			continue
+		}
+		vs, err := labelFile(pol, f, gt, groupOf)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			seen[v.Tool] = true
+		}
+		all = append(all, vs...)
+	}
+	var missing []string
+	for k := range gt.Tools {
+		if !seen[k] {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("labels.json names tools no catalogue lists: %s", strings.Join(missing, ", "))
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Tool < all[j].Tool })
+
+	rep := Report{Preset: preset, Dir: dir, Groups: map[string]GroupScore{}, Mistakes: []verdict{}}
+	for _, g := range []string{"dev", "heldout", "all"} {
+		var vs []verdict
+		for _, v := range all {
+			if g == "all" || v.Group == g {
+				vs = append(vs, v)
+			}
+		}
+		rep.Groups[g] = score(vs)
+	}
+	for _, v := range all {
+		if v.exp != v.got {
+			rep.Mistakes = append(rep.Mistakes, v)
+		}
+	}
+
+	fmt.Fprintf(w, "Weir tool labels vs %s (preset %q)\n\n", dir, preset)
+	fmt.Fprintf(w, "%-8s %7s %5s %14s   %-21s %-21s %-21s\n", "group", "servers", "tools", "exact", "private P/R", "untrusted P/R", "sink P/R")
+	for _, g := range []string{"dev", "heldout", "all"} {
+		s := rep.Groups[g]
+		fmt.Fprintf(w, "%-8s %7d %5d %5d (%5.1f%%)", g, s.Servers, s.Tools, s.Exact, 100*s.Share)
+		for _, l := range labelOrder {
+			ls := s.Labels[l.name]
+			fmt.Fprintf(w, "   %-21s", fmt.Sprintf("%s / %s", pct(ls.Precision), pct(ls.Recall)))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	for _, g := range []string{"dev", "heldout", "all"} {
+		s := rep.Groups[g]
+		fmt.Fprintf(w, "%-8s", g)
+		for _, l := range labelOrder {
+			ls := s.Labels[l.name]
+			fmt.Fprintf(w, "  %s tp %d fp %d fn %d;", l.name, ls.TP, ls.FP, ls.FN)
+		}
+		fmt.Fprintln(w)
+	}
+	if byServer {
+		fmt.Fprintln(w)
+		for _, g := range []string{"dev", "heldout"} {
+			ps := rep.Groups[g].PerServer
+			servers := make([]string, 0, len(ps))
+			for s := range ps {
+				servers = append(servers, s)
+			}
+			sort.Strings(servers)
+			fmt.Fprintf(w, "%-8s", g)
+			for _, s := range servers {
+				fmt.Fprintf(w, " %s %.0f%%", s, 100*ps[s])
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if !quiet {
+		n := 0
+		for _, v := range rep.Mistakes {
+			if group == "" || v.Group == group {
+				n++
+			}
+		}
+		fmt.Fprintf(w, "\nmistakes (%d):\n", n)
+		for _, v := range rep.Mistakes {
+			if group != "" && v.Group != group {
+				continue
+			}
+			fmt.Fprintf(w, "%-7s %-58s expected %-24s got %-24s %s\n", v.Group, v.Tool, names(v.exp), names(v.got), strings.Join(v.Why, "; "))
+		}
+	}
+	if jsonOut != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// labelFile labels every tool of one catalogue file.
+func labelFile(pol *policy.Policy, path string, gt truth, groupOf map[string]string) ([]verdict, error) {
+	var c catalogue
+	if err := readJSON(path, &c); err != nil {
+		return nil, err
+	}
+	if c.Server == "" {
+		return nil, fmt.Errorf("%s: no server name", path)
+	}
+	g, ok := groupOf[c.Server]
+	if !ok {
+		return nil, fmt.Errorf("%s: server %s is in neither split of labels.json", path, c.Server)
+	}
+	// The catalogue's tools array, as a tools/list result.
+	result, err := json.Marshal(struct {
+		Tools json.RawMessage `json:"tools"`
+	}{c.Tools})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	tools, _, err := engine.ReadToolList(c.Server, result)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := make([]verdict, 0, len(tools))
+	for _, t := range tools {
+		key := c.Server + "/" + t.Name
+		want, ok := gt.Tools[key]
+		if !ok {
+			return nil, fmt.Errorf("labels.json has no entry for %s", key)
+		}
+		exp, err := parseLabels(want.Labels)
+		if err != nil {
+			return nil, fmt.Errorf("labels.json %s: %w", key, err)
+		}
+		lb := engine.Label(pol, c.Server, engine.DefOf(t))
+		why := lb.Why
+		if why == nil {
+			why = []string{}
+		}
+		out = append(out, verdict{
+			Group: g, Tool: key, Expected: nonNil(exp.Names()), Got: nonNil(lb.Labels.Names()),
+			Why: why, Truth: want.Why, exp: exp, got: lb.Labels,
+		})
+	}
+	return out, nil
+}
+
+func score(vs []verdict) GroupScore {
+	s := GroupScore{Tools: len(vs), Labels: map[string]LabelScore{}, PerServer: map[string]float64{}}
+	perN, perOK := map[string]int{}, map[string]int{}
+	for _, v := range vs {
+		server, _, _ := strings.Cut(v.Tool, "/")
+		perN[server]++
+		if v.exp == v.got {
+			s.Exact++
+			perOK[server]++
+		}
+	}
+	s.Servers = len(perN)
+	for server, n := range perN {
+		s.PerServer[server] = round(float64(perOK[server]) / float64(n))
+	}
+	if s.Tools > 0 {
+		s.Share = round(float64(s.Exact) / float64(s.Tools))
+	}
+	for _, l := range labelOrder {
+		var ls LabelScore
+		for _, v := range vs {
+			e, g := v.exp.Has(l.l), v.got.Has(l.l)
+			switch {
+			case e && g:
+				ls.TP++
+			case g:
+				ls.FP++
+			case e:
+				ls.FN++
+			}
+		}
+		ls.Precision = ratio(ls.TP, ls.TP+ls.FP)
+		ls.Recall = ratio(ls.TP, ls.TP+ls.FN)
+		s.Labels[l.name] = ls
+	}
+	return s
+}
+
+func parseLabels(ns []string) (flow.Labels, error) {
+	var l flow.Labels
+	for _, n := range ns {
+		i := slices.IndexFunc(labelOrder, func(x struct {
+			name string
+			l    flow.Labels
+		}) bool {
+			return x.name == n
+		})
+		if i < 0 {
+			return 0, fmt.Errorf("unknown label %q", n)
+		}
+		l |= labelOrder[i].l
+	}
+	return l, nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w (run from the repository root, or pass --dir)", err)
+		}
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func ratio(a, b int) *float64 {
+	if b == 0 {
+		return nil
+	}
+	r := round(float64(a) / float64(b))
+	return &r
+}
+
+func round(x float64) float64 { return math.Round(x*10000) / 10000 }
+
+func pct(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100**p)
+}
+
+func names(l flow.Labels) string { return "[" + strings.Join(l.Names(), ",") + "]" }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

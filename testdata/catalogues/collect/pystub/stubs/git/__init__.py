@@ -1,0 +1,3 @@
+from . import exc
+class Repo:
+    def __init__(self, *a, **k): pass

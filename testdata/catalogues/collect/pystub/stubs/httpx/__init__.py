@@ -1,0 +1,2 @@
+class AsyncClient: pass
+class HTTPError(Exception): pass

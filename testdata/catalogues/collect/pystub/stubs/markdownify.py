@@ -1,0 +1,1 @@
+def __getattr__(n): return lambda *a, **k: None

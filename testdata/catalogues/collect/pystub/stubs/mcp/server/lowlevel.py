@@ -1,0 +1,1 @@
+from mcp.server import Server, NotificationOptions

@@ -1,0 +1,1 @@
+def get_localzone_name(): return 'UTC'
