@@ -6,7 +6,9 @@
 // Each tool is labelled the way weir run labels it: the catalogue's tools
 // array is read as a tools/list result by engine.ReadToolList, each
 // definition is reduced by engine.DefOf, and engine.Label decides under a
-// preset (default: "default"). The program prints, for dev, heldout and
+// preset (default: "default"), with the server's package as its identity,
+// once with the embedded registry and once without (the heuristic alone).
+// The program prints, for dev, heldout and
 // all tools, the share whose label set is exactly right and each label's
 // precision and recall, then every mistake.
 //
@@ -14,6 +16,7 @@
 //	go run ./bench/labels --json /tmp/labels.json
 //	go run ./bench/labels --group dev          # mistakes of one group only
 //	go run ./bench/labels --quiet --by-server  # numbers and each server's exact share
+//	go run ./bench/labels --registry off       # the heuristic alone (default: both, registry on and off)
 package main
 
 import (
@@ -87,10 +90,15 @@ type GroupScore struct {
 
 // Report is what --json writes.
 type Report struct {
-	Preset   string                `json:"preset"`
-	Dir      string                `json:"dir"`
-	Groups   map[string]GroupScore `json:"groups"`
-	Mistakes []verdict             `json:"mistakes"`
+	Preset string `json:"preset"`
+	Dir    string `json:"dir"`
+	// Groups are the first mode's scores (the registry on, unless
+	// --registry off); Registry holds each mode's ("on", "off").
+	Groups   map[string]GroupScore            `json:"groups"`
+	Registry map[string]map[string]GroupScore `json:"registry"`
+	// Mistakes are those of the last mode scored (MistakesRegistry).
+	MistakesRegistry string    `json:"mistakes_registry"`
+	Mistakes         []verdict `json:"mistakes"`
 }
 
 var labelOrder = []struct {
@@ -105,17 +113,27 @@ func main() {
 	group := flag.String("group", "", "print the mistakes of this group only (dev or heldout)")
 	quiet := flag.Bool("quiet", false, "print the numbers only, no mistakes")
 	byServer := flag.Bool("by-server", false, "also print each server's exact share")
+	registry := flag.String("registry", "both", "score with the embedded registry on, off (the heuristic alone), or both; mistakes are listed for the first")
 	flag.Parse()
-	if err := run(os.Stdout, *dir, *preset, *jsonOut, *group, *quiet, *byServer); err != nil {
+	if err := run(os.Stdout, *dir, *preset, *jsonOut, *group, *quiet, *byServer, *registry); err != nil {
 		fmt.Fprintln(os.Stderr, "labels:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w io.Writer, dir, preset, jsonOut, group string, quiet, byServer bool) error {
+func run(w io.Writer, dir, preset, jsonOut, group string, quiet, byServer bool, registry string) error {
 	pol, err := policyfile.Preset(preset)
 	if err != nil {
 		return err
+	}
+	var modes []string
+	switch registry {
+	case "both":
+		modes = []string{"on", "off"}
+	case "on", "off":
+		modes = []string{registry}
+	default:
+		return fmt.Errorf("--registry: want on, off or both, not %q", registry)
 	}
 	var gt truth
 	if err := readJSON(filepath.Join(dir, "labels.json"), &gt); err != nil {
@@ -134,84 +152,35 @@ func run(w io.Writer, dir, preset, jsonOut, group string, quiet, byServer bool) 
 	if err != nil {
 		return err
 	}
-	var all []verdict
-	seen := map[string]bool{}
-	for _, f := range files {
-		if filepath.Base(f) == "labels.json" {
-			continue
-		}
-		vs, err := labelFile(pol, f, gt, groupOf)
+	rep := Report{Preset: preset, Dir: dir, Registry: map[string]map[string]GroupScore{}, Mistakes: []verdict{}}
+	fmt.Fprintf(w, "Weir tool labels vs %s (preset %q)\n", dir, preset)
+	var last []verdict
+	for _, mode := range modes {
+		all, err := labelAll(pol, files, gt, groupOf, engine.LabelOptions{NoRegistry: mode == "off"})
 		if err != nil {
 			return err
 		}
-		for _, v := range vs {
-			seen[v.Tool] = true
-		}
-		all = append(all, vs...)
-	}
-	var missing []string
-	for k := range gt.Tools {
-		if !seen[k] {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		return fmt.Errorf("labels.json names tools no catalogue lists: %s", strings.Join(missing, ", "))
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Tool < all[j].Tool })
-
-	rep := Report{Preset: preset, Dir: dir, Groups: map[string]GroupScore{}, Mistakes: []verdict{}}
-	for _, g := range []string{"dev", "heldout", "all"} {
-		var vs []verdict
-		for _, v := range all {
-			if g == "all" || v.Group == g {
-				vs = append(vs, v)
+		groups := map[string]GroupScore{}
+		for _, g := range []string{"dev", "heldout", "all"} {
+			var vs []verdict
+			for _, v := range all {
+				if g == "all" || v.Group == g {
+					vs = append(vs, v)
+				}
 			}
+			groups[g] = score(vs)
 		}
-		rep.Groups[g] = score(vs)
+		rep.Registry[mode] = groups
+		if rep.Groups == nil {
+			rep.Groups = groups
+		}
+		last = all
+		printGroups(w, "registry "+mode, groups, byServer)
 	}
-	for _, v := range all {
+	rep.MistakesRegistry = modes[len(modes)-1]
+	for _, v := range last {
 		if v.exp != v.got {
 			rep.Mistakes = append(rep.Mistakes, v)
-		}
-	}
-
-	fmt.Fprintf(w, "Weir tool labels vs %s (preset %q)\n\n", dir, preset)
-	fmt.Fprintf(w, "%-8s %7s %5s %14s   %-21s %-21s %-21s\n", "group", "servers", "tools", "exact", "private P/R", "untrusted P/R", "sink P/R")
-	for _, g := range []string{"dev", "heldout", "all"} {
-		s := rep.Groups[g]
-		fmt.Fprintf(w, "%-8s %7d %5d %5d (%5.1f%%)", g, s.Servers, s.Tools, s.Exact, 100*s.Share)
-		for _, l := range labelOrder {
-			ls := s.Labels[l.name]
-			fmt.Fprintf(w, "   %-21s", fmt.Sprintf("%s / %s", pct(ls.Precision), pct(ls.Recall)))
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintln(w)
-	for _, g := range []string{"dev", "heldout", "all"} {
-		s := rep.Groups[g]
-		fmt.Fprintf(w, "%-8s", g)
-		for _, l := range labelOrder {
-			ls := s.Labels[l.name]
-			fmt.Fprintf(w, "  %s tp %d fp %d fn %d;", l.name, ls.TP, ls.FP, ls.FN)
-		}
-		fmt.Fprintln(w)
-	}
-	if byServer {
-		fmt.Fprintln(w)
-		for _, g := range []string{"dev", "heldout"} {
-			ps := rep.Groups[g].PerServer
-			servers := make([]string, 0, len(ps))
-			for s := range ps {
-				servers = append(servers, s)
-			}
-			sort.Strings(servers)
-			fmt.Fprintf(w, "%-8s", g)
-			for _, s := range servers {
-				fmt.Fprintf(w, " %s %.0f%%", s, 100*ps[s])
-			}
-			fmt.Fprintln(w)
 		}
 	}
 	if !quiet {
@@ -221,7 +190,7 @@ func run(w io.Writer, dir, preset, jsonOut, group string, quiet, byServer bool) 
 				n++
 			}
 		}
-		fmt.Fprintf(w, "\nmistakes (%d):\n", n)
+		fmt.Fprintf(w, "\nmistakes with the registry %s (%d):\n", rep.MistakesRegistry, n)
 		for _, v := range rep.Mistakes {
 			if group != "" && v.Group != group {
 				continue
@@ -241,8 +210,79 @@ func run(w io.Writer, dir, preset, jsonOut, group string, quiet, byServer bool) 
 	return nil
 }
 
+// labelAll labels every tool of every catalogue, checking that labels.json
+// covers exactly the catalogues' tools.
+func labelAll(pol *policy.Policy, files []string, gt truth, groupOf map[string]string, opts engine.LabelOptions) ([]verdict, error) {
+	var all []verdict
+	seen := map[string]bool{}
+	for _, f := range files {
+		if filepath.Base(f) == "labels.json" {
+			continue
+		}
+		vs, err := labelFile(pol, f, gt, groupOf, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			seen[v.Tool] = true
+		}
+		all = append(all, vs...)
+	}
+	var missing []string
+	for k := range gt.Tools {
+		if !seen[k] {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, fmt.Errorf("labels.json names tools no catalogue lists: %s", strings.Join(missing, ", "))
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Tool < all[j].Tool })
+	return all, nil
+}
+
+// printGroups prints one mode's table.
+func printGroups(w io.Writer, title string, groups map[string]GroupScore, byServer bool) {
+	fmt.Fprintf(w, "\n%s\n", title)
+	fmt.Fprintf(w, "%-8s %7s %5s %14s   %-21s %-21s %-21s\n", "group", "servers", "tools", "exact", "private P/R", "untrusted P/R", "sink P/R")
+	for _, g := range []string{"dev", "heldout", "all"} {
+		s := groups[g]
+		fmt.Fprintf(w, "%-8s %7d %5d %5d (%5.1f%%)", g, s.Servers, s.Tools, s.Exact, 100*s.Share)
+		for _, l := range labelOrder {
+			ls := s.Labels[l.name]
+			fmt.Fprintf(w, "   %-21s", fmt.Sprintf("%s / %s", pct(ls.Precision), pct(ls.Recall)))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, g := range []string{"dev", "heldout", "all"} {
+		s := groups[g]
+		fmt.Fprintf(w, "%-8s", g)
+		for _, l := range labelOrder {
+			ls := s.Labels[l.name]
+			fmt.Fprintf(w, "  %s tp %d fp %d fn %d;", l.name, ls.TP, ls.FP, ls.FN)
+		}
+		fmt.Fprintln(w)
+	}
+	if byServer {
+		for _, g := range []string{"dev", "heldout"} {
+			ps := groups[g].PerServer
+			servers := make([]string, 0, len(ps))
+			for s := range ps {
+				servers = append(servers, s)
+			}
+			sort.Strings(servers)
+			fmt.Fprintf(w, "%-8s", g)
+			for _, s := range servers {
+				fmt.Fprintf(w, " %s %.0f%%", s, 100*ps[s])
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
 // labelFile labels every tool of one catalogue file.
-func labelFile(pol *policy.Policy, path string, gt truth, groupOf map[string]string) ([]verdict, error) {
+func labelFile(pol *policy.Policy, path string, gt truth, groupOf map[string]string, opts engine.LabelOptions) ([]verdict, error) {
 	var c catalogue
 	if err := readJSON(path, &c); err != nil {
 		return nil, err
@@ -276,7 +316,9 @@ func labelFile(pol *policy.Policy, path string, gt truth, groupOf map[string]str
 		if err != nil {
 			return nil, fmt.Errorf("labels.json %s: %w", key, err)
 		}
-		lb := engine.Label(pol, c.Server, engine.DefOf(t))
+		def := engine.DefOf(t)
+		def.Package = catalogPackage(c.Package)
+		lb := engine.LabelWith(pol, c.Server, def, opts)
 		why := lb.Why
 		if why == nil {
 			why = []string{}
@@ -287,6 +329,15 @@ func labelFile(pol *policy.Policy, path string, gt truth, groupOf map[string]str
 		})
 	}
 	return out, nil
+}
+
+// catalogPackage is a catalogue's package as engine.PackageOf would give it
+// from the server's command line ("mcp-server-fetch (PyPI)" → mcp-server-fetch).
+func catalogPackage(p string) string {
+	if i := strings.Index(p, " ("); i >= 0 {
+		p = p[:i]
+	}
+	return strings.TrimSpace(p)
 }
 
 func score(vs []verdict) GroupScore {

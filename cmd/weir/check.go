@@ -180,7 +180,7 @@ func dryRun(pol *policy.Policy, f checkFlags, res *checkResult) error {
 			return err
 		}
 	}
-	labels := engine.LabelDefs(pol, server, tool, defs)
+	labels := engine.LabelDefs(pol, server, "", tool, defs)
 	for _, l := range strings.Split(f.labels, ",") {
 		if l = strings.TrimSpace(l); l == "" {
 			continue

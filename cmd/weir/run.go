@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/weir-sec/weir/internal/engine"
 	"io"
 	"log/slog"
 	"os"
@@ -117,6 +118,7 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 		Session:        env.session,
 		Identity:       pin.Identity(f.name),
 		Command:        pin.CommandLine(argv, ""),
+		Package:        engine.PackageOf(argv),
 		Policy:         pol,
 		AskPolicy:      ask,
 		Hasher:         env.hasher,

@@ -35,7 +35,7 @@ func TestLabelHeuristics(t *testing.T) {
 		{"create_entities", []string{"entities"}, Annotations{}, S},
 		{"echo", []string{"message"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(false)}, 0},
 		{"get-sum", []string{"a", "b"}, Annotations{ReadOnly: hint(true)}, 0},
-		{"get-env", nil, Annotations{}, 0},
+		{"get-env", nil, Annotations{}, P}, // the server's environment (testdata/catalogues README)
 		// AgentDojo-style names.
 		{"send_email", []string{"recipients", "subject", "body"}, Annotations{}, S},
 		{"get_unread_emails", nil, Annotations{}, P | U},
@@ -48,13 +48,17 @@ func TestLabelHeuristics(t *testing.T) {
 		{"get_most_recent_transactions", []string{"n"}, Annotations{}, P},
 		{"get_balance", nil, Annotations{}, P},
 		{"create_calendar_event", []string{"title", "participants"}, Annotations{}, S},
-		{"getCalendarEvents", nil, Annotations{}, P},
+		{"getCalendarEvents", nil, Annotations{}, P | U}, // invitations from outside senders
 		// The web.
 		{"fetch", []string{"url"}, Annotations{}, U | S},
 		{"search_web", []string{"query"}, Annotations{}, U},
 		{"browse", []string{"url"}, Annotations{}, U | S},
 		// Annotations only add.
-		{"lookup_weather", []string{"city"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(true)}, U},
+		// openWorldHint with readOnlyHint adds untrusted only to a tool the
+		// reader does not understand: vendors set it on reads of the user's
+		// own account. The reader reads a lookup as the user's data.
+		{"lookup_weather", []string{"city"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(true)}, P},
+		{"frobnicate", []string{"city"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(true)}, U},
 		{"do_thing", nil, Annotations{OpenWorld: hint(true)}, S},
 		{"send_fax", []string{"number"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(false), Destructive: hint(false)}, S},
 	}

@@ -372,20 +372,33 @@ func ReadInstructions(raw json.RawMessage) (string, error) {
 // widen): openWorldHint and destructiveHint are true if any spelling says
 // so, readOnlyHint only if every spelling does.
 func DefOf(t detect.Tool) ToolDef {
-	d := ToolDef{Name: t.Name}
+	d := ToolDef{Name: t.Name, Description: t.Description}
 	if len(t.InputSchema) > 0 && t.InputSchema[0] == '{' {
+		var required []string
+		props := map[string]Param{}
 		_ = jsonrpc.EachMember(t.InputSchema, func(name string, v []byte) error {
-			if !strings.EqualFold(name, "properties") || len(v) == 0 || v[0] != '{' {
-				return nil
+			switch {
+			case strings.EqualFold(name, "required") && len(v) > 0 && v[0] == '[':
+				_ = json.Unmarshal(v, &required)
+			case strings.EqualFold(name, "properties") && len(v) > 0 && v[0] == '{':
+				return jsonrpc.EachMember(v, func(p string, pv []byte) error {
+					if !slices.Contains(d.Params, p) {
+						d.Params = append(d.Params, p)
+						props[p] = paramOf(p, pv)
+					}
+					return nil
+				})
 			}
-			return jsonrpc.EachMember(v, func(p string, _ []byte) error {
-				if !slices.Contains(d.Params, p) {
-					d.Params = append(d.Params, p)
-				}
-				return nil
-			})
+			return nil
 		})
 		slices.Sort(d.Params)
+		if len(d.Params) > 0 {
+			d.Schema = make([]Param, len(d.Params))
+			for i, p := range d.Params {
+				d.Schema[i] = props[p]
+				d.Schema[i].Required = slices.Contains(required, p)
+			}
+		}
 	}
 	if len(t.Annotations) > 0 && t.Annotations[0] == '{' {
 		_ = jsonrpc.EachMember(t.Annotations, func(name string, v []byte) error {
@@ -411,4 +424,49 @@ func DefOf(t detect.Tool) ToolDef {
 		})
 	}
 	return d
+}
+
+// paramOf reads a property schema's type, format and description (the
+// first type of a union, the items' type for none).
+func paramOf(name string, v []byte) Param {
+	p := Param{Name: name}
+	var s struct {
+		Type        json.RawMessage `json:"type"`
+		Format      string          `json:"format"`
+		Description string          `json:"description"`
+		AnyOf       []struct {
+			Type   json.RawMessage `json:"type"`
+			Format string          `json:"format"`
+		} `json:"anyOf"`
+	}
+	if len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &s) != nil {
+		return p
+	}
+	typ := func(raw json.RawMessage) string {
+		var one string
+		if json.Unmarshal(raw, &one) == nil {
+			return one
+		}
+		var many []string
+		if json.Unmarshal(raw, &many) == nil {
+			for _, t := range many {
+				if t != "null" {
+					return t
+				}
+			}
+		}
+		return ""
+	}
+	p.Type, p.Format, p.Description = typ(s.Type), s.Format, s.Description
+	for _, a := range s.AnyOf {
+		if p.Type == "" {
+			if t := typ(a.Type); t != "null" {
+				p.Type = t
+			}
+		}
+		if p.Format == "" {
+			p.Format = a.Format
+		}
+	}
+	return p
 }

@@ -28,10 +28,10 @@ func (r *Relay) toolLabels(name string) engine.ToolLabels {
 	defer r.mu.Unlock()
 	e, ok := r.catalog[name]
 	if !ok {
-		return engine.LabelDefs(pol, r.opts.Server, name, nil)
+		return engine.LabelDefs(pol, r.opts.Server, r.opts.Package, name, nil)
 	}
 	if e.pol != pol {
-		e.pol, e.labels = pol, engine.LabelDefs(pol, r.opts.Server, name, e.defs)
+		e.pol, e.labels = pol, engine.LabelDefs(pol, r.opts.Server, r.opts.Package, name, e.defs)
 	}
 	return e.labels
 }
@@ -42,6 +42,7 @@ func (r *Relay) updateCatalog(tools []detect.Tool) {
 	defer r.mu.Unlock()
 	for _, t := range tools {
 		d := engine.DefOf(t)
+		d.Package = r.opts.Package
 		e, ok := r.catalog[d.Name]
 		if !ok {
 			e = &catalogEntry{}

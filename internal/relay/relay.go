@@ -58,7 +58,11 @@ type Options struct {
 	// Identity is the server's identity for tool pins (pin.Identity), and
 	// Command its command line as pins remember it (pin.CommandLine).
 	Identity, Command string
-	Policy            *policy.Policy
+	// Package is the server's package identity (engine.PackageOf of its
+	// command line, or its URL's host): it selects the labelling
+	// registry's entry and names the service. "" when unknown.
+	Package string
+	Policy  *policy.Policy
 	// AskPolicy, when set, decides the calls of a client that can put an
 	// escalation to a person (it declared elicitation); Policy decides the
 	// rest. The no-policy default uses it to escalate where a person can

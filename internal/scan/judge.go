@@ -32,11 +32,13 @@ type PinReader interface {
 // scan changes nothing.
 //
 // server is the name Weir labels and pins with (the entry's weir run
-// --name, else its name), command what weir run would start. pins nil
+// --name, else its name), command what weir run would start, url a remote
+// server's address; either names the package labelling reads
+// (engine.PackageOf, engine.PackageOfURL). pins nil
 // judges every tool as on its first launch and reports its pin as
 // unknown. The tools come back in the server's order, never nil; the
 // caller sorts them.
-func judge(ctx context.Context, server string, command []string, pol *policy.Policy, cat *catalogue, others map[string][]string, pins PinReader) (tools []ToolReport, findings []Finding) {
+func judge(ctx context.Context, server string, command []string, url string, pol *policy.Policy, cat *catalogue, others map[string][]string, pins PinReader) (tools []ToolReport, findings []Finding) {
 	var src relay.Inputs = store.NewMemory()
 	if pins != nil {
 		src = pinsOnly{pins}
@@ -48,10 +50,14 @@ func judge(ctx context.Context, server string, command []string, pol *policy.Pol
 	}
 	g.List(ctx, &l, cat.prompts, cat.resources, others)
 	d := engine.Decide(engine.Inputs{Policy: pol}, l)
+	pkg := engine.PackageOf(command)
+	if pkg == "" && url != "" {
+		pkg = engine.PackageOfURL(url)
+	}
 	tools = make([]ToolReport, 0, len(cat.tools))
 	for i, t := range l.Tools {
 		tv := d.Tools[i]
-		lb := engine.LabelDefs(pol, server, t.Name, []engine.ToolDef{engine.DefOf(t)})
+		lb := engine.LabelDefs(pol, server, pkg, t.Name, []engine.ToolDef{engine.DefOf(t)})
 		sum := detect.DefinitionHash(t)
 		tr := ToolReport{
 			Name: t.Name, Labels: labelNames(lb.Labels), Why: lb.Why, Listed: lb.Listed,

@@ -292,7 +292,7 @@ func Servers(ctx context.Context, servers []clients.Server, opts Options) []Serv
 			}
 		}
 		r := &reports[i]
-		r.Tools, r.Findings = judge(ctx, r.WeirName, r.Command, r.pol, cats[i], others, opts.Pins)
+		r.Tools, r.Findings = judge(ctx, r.WeirName, r.Command, r.URL, r.pol, cats[i], others, opts.Pins)
 		for _, p := range cats[i].prompts {
 			r.Prompts = append(r.Prompts, p.Name)
 		}

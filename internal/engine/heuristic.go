@@ -1,0 +1,436 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/weir-sec/weir/internal/flow"
+)
+
+// Object words, by what reading them returns. They are stems (stem()).
+var (
+	// conversation objects hold text other people sent the user.
+	convoObjects = words("email mail message inbox thread reply conversation chat dm attachment mention notification invitation invite sms voicemail transcript")
+	// collaborative objects are written by other people in the user's
+	// workspace: issue trackers, reviews, comments.
+	collabObjects = words("comment review discussion issue ticket pull pr mr todo note")
+	// code objects are repository content; on a code host anyone can own
+	// the repository.
+	codeObjects = words("file content commit diff blame tree release gist code readme change patch")
+	// outside objects are written by strangers or the open web.
+	webObjects = words("web webpage page url site website internet news article paper doc documentation knowledge library guide tutorial " +
+		"reference place review advisory cve vulnerability forum tweet crawl scrape html markdown snippet example")
+	// metadata objects are the user's own settings and state, whatever
+	// they hang off (an issue's reactions, a mailbox's labels).
+	metaObjects = words("label filter reaction emoji pipeline status approval member draft setting preference quota usage permission")
+	// browser objects are the page the browser shows.
+	browserObjects = words("page console network request snapshot screenshot text html content dom element tab accessibility pdf frame cookie")
+	// plumbing objects carry no user data.
+	plumbingObjects = words("time timezone color colour palette sum echo tool category capability version help prompt onboarding search session searche")
+	// local objects live on the machine (or a local file store).
+	localObjects = words("file directory dir folder path note vault entity relation observation graph memory frontmatter insight memo pdf block config process terminal workspace")
+	// secretObjects, created, return a secret.
+	secretObjects = words("key token secret credential password webhook")
+	// execObjects make a run verb execute code or commands.
+	execObjects = words("command shell process terminal script code sql query javascript js function bash cmd kubectl program")
+	// triggerObjects are started by a run verb, not executed by it.
+	triggerObjects = words("monitor workflow pipeline job action operation task build deployment agent check test flow automation")
+	// selfObjects are the user's own account.
+	selfObjects = words("me self whoami current authenticated my")
+	// userObjects are people.
+	userObjects = words("user profile people person")
+	// sessionObjects are started and stopped as plumbing.
+	sessionObjects = words("session search recording tracing trace video connection server browser page tab job highlight process")
+	// webSearchContext names search providers.
+	searchProviders = words("brave exa tavily perplexity serp serper serpapi kagi duckduckgo bing google searxng jina search web")
+	codeHosts       = words("github gitlab gitea bitbucket codeberg forgejo")
+	browserContext  = words("browser playwright puppeteer browserbase stagehand chrome chromium selenium webdriver")
+	// urlParams name a URL the tool contacts.
+	urlParamWords = words("url urls uri href link website site endpoint webhook callback domain")
+	// addressees name who receives something.
+	addresseeParams = words("to recipient recipients cc bcc channel channel_id channelid chat_id chatid phone phone_number email_to user_email emails phone_numbers")
+)
+
+func words(s string) map[string]bool {
+	m := make(map[string]bool)
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+func anyOf(ws []string, set map[string]bool) string {
+	for _, w := range ws {
+		if set[w] {
+			return w
+		}
+	}
+	return ""
+}
+
+// context is what the reader knows of the server from the tool's words,
+// its server's name and package, and its parameters.
+type context struct {
+	codeHost, browser, searchProvider, local, git bool
+}
+
+func toolContext(def ToolDef, r reading, service map[string]bool, local bool) context {
+	var c context
+	all := append(slices.Clone(r.tokens), mapKeys(service)...)
+	c.codeHost = anyOf(mapKeys(service), codeHosts) != ""
+	if hasParam(def, "owner") && hasParam(def, "repo") {
+		c.codeHost = true
+	}
+	if !c.codeHost && hasParam(def, "project_id") && anyOf(r.objects, words("merge branch commit pipeline repository")) != "" {
+		c.codeHost = true
+	}
+	c.browser = anyOf(all, browserContext) != ""
+	c.searchProvider = anyOf(mapKeys(service), searchProviders) != ""
+	c.git = slices.Contains(r.tokens, "git") && !c.codeHost
+	c.local = local
+	return c
+}
+
+func mapKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func hasParam(def ToolDef, name string) bool {
+	for _, p := range def.params() {
+		if strings.EqualFold(p.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// urlParam reports a parameter holding a URL the tool contacts.
+func urlParam(p Param) bool {
+	if p.Format == "uri" || p.Format == "url" {
+		return true
+	}
+	ws := splitName(p.Name)
+	if len(ws) == 0 {
+		return false
+	}
+	last := ws[len(ws)-1]
+	if !urlParamWords[last] && !(ws[0] == "is" && slices.Contains(ws, "url")) {
+		return false
+	}
+	// A boolean isUrl switches the tool to fetching URLs.
+	if p.Type == "boolean" {
+		return slices.Contains(ws, "url")
+	}
+	return p.Type == "" || p.Type == "string" || p.Type == "array"
+}
+
+// addressee reports a parameter naming who receives something: a to
+// that is a date bound, or a channel that is an enum of kinds, is not.
+func addressee(p Param) bool {
+	n := strings.ToLower(p.Name)
+	if !addresseeParams[n] {
+		return false
+	}
+	if p.Type != "" && p.Type != "string" && p.Type != "array" {
+		return false
+	}
+	if p.Format == "date" || p.Format == "date-time" {
+		return false
+	}
+	d := strings.ToLower(p.Description)
+	for _, w := range []string{"date", "time", "timestamp", "iso", "yyyy", "until", "end of", "range"} {
+		if strings.Contains(d, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// heuristicLabels reads a tool with no policy or registry entry.
+//
+// decided reports that the reader understood the tool (it found a verb):
+// then what the tool returns is the reader's call, and an openWorldHint
+// adds no untrusted label (see annotationLabels).
+func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, reason string, decided bool) {
+	service := serviceWords(server, def.Package)
+	r := readDef(def, service)
+	if len(r.tokens) == 0 {
+		return 0, "", false
+	}
+	decided = r.class != vNone
+	c := toolContext(def, r, service, local)
+	for _, p := range def.params() {
+		if urlParam(p) && (p.Required || p.Type == "boolean" || p.Type == "") {
+			r.hasURL = true
+		}
+	}
+	var why []string
+	add := func(x flow.Labels, format string, a ...any) {
+		l |= x
+		why = append(why, fmt.Sprintf(format, a...))
+	}
+	verb := r.verb
+	if verb == "" {
+		verb = "(none)"
+	}
+	src := "name"
+	if r.fromDesc {
+		src = "description"
+	}
+	classes := append([]verbClass{r.class}, r.also...)
+	reads := false
+	for _, cl := range classes {
+		switch cl {
+		case vRead, vSearch, vWeb:
+			reads = true
+			rl, w := readLabels(r, c, cl)
+			if rl != 0 {
+				add(rl, "%s reads %s (%s %q)", src, w, "verb", verb)
+			}
+		case vNav:
+			add(flow.Sink, "%s navigates (%q)", src, verb)
+		case vWrite:
+			if len(r.objects) == 0 && (numericOnly(def) || descriptionObject(def.Description, "number")) {
+				why = append(why, fmt.Sprintf("%s %q computes on numbers", src, verb))
+				continue
+			}
+			if isLocalWrite(def, r, c) {
+				why = append(why, fmt.Sprintf("%s %q changes local state only", src, verb))
+				continue
+			}
+			add(flow.Sink, "%s %q changes a remote service", src, verb)
+			if o := anyOf(r.objects, secretObjects); o != "" && (verb == "create" || verb == "rotate" || verb == "add") {
+				add(flow.Private, "creating a %s returns the secret", o)
+			}
+		case vExec:
+			o := anyOf(r.objects, execObjects)
+			switch {
+			case c.browser && (o == "" || o == "javascript" || o == "js" || o == "script" || o == "code" || o == "function"):
+				add(flow.Untrusted|flow.Sink, "%s runs code in a page (%q)", src, verb)
+			case o == "" && anyOf(r.objects, triggerObjects) != "":
+				add(flow.Sink, "%s %q starts a remote %s", src, verb, anyOf(r.objects, triggerObjects))
+			default:
+				add(flow.Private|flow.Sink, "%s runs %s and returns its output (%q)", src, orWord(o, "a command"), verb)
+			}
+		case vUI:
+			add(flow.Sink, "%s acts in a page (%q)", src, verb)
+		case vFeedback:
+			add(flow.Sink, "%s submits feedback to the vendor", src)
+		case vSession, vIdle:
+			if r.verb == "start" && anyOf(r.objects, execObjects) != "" && anyOf(r.objects, sessionObjects) == "" ||
+				r.verb == "start" && slices.Contains(r.objects, "process") {
+				add(flow.Private|flow.Sink, "%s starts a process and returns its output", src)
+			}
+		case vNone:
+			// No verb: a name of objects (db-stats, collection-indexes).
+			if o := anyOf(r.objects, words("feedback")); o != "" {
+				add(flow.Sink, "%s submits feedback to the vendor", src)
+			}
+		}
+	}
+	for _, p := range def.params() {
+		switch {
+		case urlParam(p) && (reads || r.class == vNone || r.class == vNav || r.class == vExec || r.class == vUI):
+			if !p.Required && p.Type != "" && p.Type != "boolean" && r.class != vWeb && r.class != vNav && r.verb != "fetch" && r.class != vNone {
+				continue // an optional URL of a read: a filter of results
+			}
+			if !l.Has(flow.Sink) || r.class == vRead || r.class == vWeb || r.class == vNone {
+				add(flow.Sink, "parameter %q is a URL the tool requests", p.Name)
+				if r.class != vNav && r.class != vUI {
+					add(flow.Untrusted, "what a URL returns is the web's")
+				}
+			}
+		case urlParam(p) && !l.Has(flow.Sink) && r.class == vWrite:
+			add(flow.Sink, "parameter %q is a URL", p.Name)
+		case addressee(p) && !reads && !l.Has(flow.Sink) && r.class != vSession && r.class != vIdle:
+			add(flow.Sink, "parameter %q names a recipient", p.Name)
+		}
+	}
+	if l == 0 && len(why) == 0 {
+		if decided {
+			why = append(why, fmt.Sprintf("%s %q carries no data", src, verb))
+		} else {
+			return 0, "", false
+		}
+	}
+	return l, "heuristic: " + strings.Join(slices.Compact(why), ", "), decided
+}
+
+func orWord(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// readLabels labels what a read returns, by its object.
+func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
+	objs := r.objects
+	has := func(set map[string]bool) string { return anyOf(objs, set) }
+	pu := flow.Private | flow.Untrusted
+	switch {
+	case c.git && has(words("fetch pull")) == "" && (r.verb == "fetch" || r.verb == "pull"):
+		return pu, "others' commits from the remote"
+	case r.verb == "pull" || r.verb == "fetch" && c.git:
+		return pu, "others' commits from the remote"
+	}
+	if o := has(plumbingObjects); o != "" && len(objs) == 1 {
+		return 0, ""
+	}
+	if o := has(words("crawl scrape")); o != "" {
+		return flow.Untrusted, "a crawl's pages from the web"
+	}
+	if c.browser {
+		if o := has(browserObjects); o != "" {
+			return flow.Untrusted, fmt.Sprintf("the %s the browser shows", o)
+		}
+	}
+	if o := has(metaObjects); o != "" {
+		return flow.Private, fmt.Sprintf("the user's own %s data", o)
+	}
+	if o := has(convoObjects); o != "" {
+		return pu, fmt.Sprintf("%ss others sent", o)
+	}
+	if slices.Contains(objs, "channel") && has(words("history thread conversation")) != "" {
+		return pu, "a channel's messages"
+	}
+	if c.codeHost {
+		if o := has(collabObjects); o != "" {
+			return pu, fmt.Sprintf("%ss others write", o)
+		}
+		if slices.Contains(objs, "merge") && slices.Contains(objs, "request") {
+			return pu, "merge requests others write"
+		}
+		if o := has(userObjects); o != "" && has(selfObjects) == "" {
+			return flow.Untrusted, fmt.Sprintf("any %s's public profile", o)
+		}
+		if has(selfObjects) != "" || r.verb == "whoami" {
+			return flow.Private, "the user's own account"
+		}
+		if o := has(codeObjects); o != "" {
+			return pu, fmt.Sprintf("repository %s anyone can write", o)
+		}
+		if class == vSearch && has(words("repository repo project code")) != "" {
+			return pu, "a search across the code host"
+		}
+		if o := has(webObjects); o != "" {
+			return flow.Untrusted, fmt.Sprintf("%s from the web", o)
+		}
+		return flow.Private, "the user's repository metadata"
+	}
+	if o := has(collabObjects); o != "" && !(o == "note" && (c.local || c.git)) {
+		if o == "note" && !slices.Contains(objs, "issue") {
+			return flow.Private, "the user's notes"
+		}
+		return pu, fmt.Sprintf("%ss others write", o)
+	}
+	if slices.Contains(objs, "event") && (slices.Contains(objs, "calendar") || slices.Contains(r.tokens, "calendar")) {
+		return pu, "calendar events (invitations from others)"
+	}
+	if c.browser {
+		if o := has(browserObjects); o != "" || len(objs) == 0 {
+			return flow.Untrusted, fmt.Sprintf("the %s the browser shows", orWord(o, "page"))
+		}
+	}
+	if o := has(webObjects); o != "" && !(o == "page" && !c.browser && class != vWeb && r.verb != "fetch" && !r.hasURL) {
+		return flow.Untrusted, fmt.Sprintf("%ss from the web", o)
+	}
+	if class == vWeb || len(objs) == 0 && (r.verb == "fetch" || r.verb == "browse") {
+		return flow.Untrusted, "the web"
+	}
+	if class == vSearch {
+		if len(objs) == 0 || has(words("web internet news image video local")) != "" || c.searchProvider && has(localObjects) == "" {
+			return flow.Untrusted, "web search results"
+		}
+	}
+	if r.hasURL && len(objs) == 0 {
+		return flow.Untrusted, "what a URL returns"
+	}
+	if len(objs) == 0 && r.class == vRead && r.fromDesc && c.searchProvider {
+		return flow.Untrusted, "results from the provider"
+	}
+	return flow.Private, "the user's own data" + objectList(objs)
+}
+
+func objectList(objs []string) string {
+	if len(objs) == 0 {
+		return ""
+	}
+	if len(objs) > 3 {
+		objs = objs[:3]
+	}
+	return " (" + strings.Join(objs, " ") + ")"
+}
+
+// isLocalWrite reports a write that stays on the machine: a local git
+// operation, or a write to local files, notes or a memory graph by a
+// server that is known local or says its world is closed.
+func isLocalWrite(def ToolDef, r reading, c context) bool {
+	if c.git && !c.codeHost {
+		// Local git: everything but what reaches a remote.
+		return r.verb != "push" && r.verb != "clone" && r.verb != "publish"
+	}
+	remoteVerb := words("push clone publish deploy send share upload invite merge fork")
+	if remoteVerb[r.verb] {
+		return false
+	}
+	closed := def.Annotations.OpenWorld != nil && !*def.Annotations.OpenWorld
+	if strings.Contains(strings.ToLower(def.Description), "sqlite") {
+		return true // a local database file
+	}
+	if !c.local && !closed {
+		return false
+	}
+	if c.codeHost {
+		return false
+	}
+	return c.local || localTool(def, "", false)
+}
+
+// localTool reports a tool whose own words say it works on local files,
+// a local git repository, notes or a memory graph (or whose server the
+// registry knows to be local): a destructive hint in a closed world on it
+// adds no sink.
+func localTool(def ToolDef, server string, local bool) bool {
+	service := serviceWords(server, def.Package)
+	r := readDef(def, service)
+	c := toolContext(def, r, service, local)
+	if c.codeHost {
+		return false
+	}
+	if local || c.git && r.verb != "push" && r.verb != "clone" {
+		return true
+	}
+	if anyOf(r.objects, localObjects) != "" {
+		return true
+	}
+	d := strings.ToLower(def.Description)
+	return strings.Contains(d, "sqlite") || strings.Contains(d, "local file") || strings.Contains(d, "knowledge graph")
+}
+
+// numericOnly reports a tool whose parameters are all numbers (add(a, b)).
+func numericOnly(def ToolDef) bool {
+	ps := def.params()
+	if len(ps) == 0 {
+		return false
+	}
+	for _, p := range ps {
+		if p.Type != "number" && p.Type != "integer" {
+			return false
+		}
+	}
+	return true
+}
+
+// descriptionObject reports that the description's first sentence has
+// object (as a stem) after its verb: "Add two numbers".
+func descriptionObject(desc, object string) bool {
+	_, _, objs := descriptionVerb(desc)
+	return slices.Contains(objs, object)
+}
