@@ -46,11 +46,14 @@ clean:
 
 # results re-runs every benchmark RESULTS.md reports — the core Go
 # benchmarks, the AgentDojo replay (all four presets on the corpus in
-# ../shared/corpora/agentdojo), the overhead benchmark — and regenerates
-# RESULTS.md and the README's results block from bench/results/*.json.
+# ../shared/corpora/agentdojo, with and without a person answering), the
+# overhead benchmark, labels and tool poisoning on real servers — and
+# regenerates RESULTS.md and the README's results blocks.
 .PHONY: results
 results:
 	$(GO) run ./bench/core
 	$(GO) run ./bench/agentdojo --corpus ../shared/corpora/agentdojo --presets default,strict,dataflow,integrity
 	$(GO) run ./bench/overhead
+	$(GO) run ./bench/labels --quiet --readme README.md
+	$(GO) run ./bench/poisoning --list 0 --readme README.md
 	$(GO) run ./bench/report
