@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,7 +115,7 @@ func TestReplayEndToEnd(t *testing.T) {
 		}
 		runs = append(runs, Run{Decisions: d})
 	}
-	rep := BuildReport(c, ts, map[string][]Run{"dataflow": runs}, []string{undefended, "dataflow"})
+	rep := BuildReport(c, ts, map[string][]Run{"dataflow": runs}, []string{undefended, "dataflow"}, nil)
 	if got := rep.Presets[0].Overall.Attacks.NoHuman; got.N != 2 || got.Passed != 2 {
 		t.Errorf("undefended: %+v", got)
 	}
@@ -151,5 +153,157 @@ func TestReplayMismatch(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "replay mismatch") {
 		t.Errorf("the error does not say it is a replay mismatch: %v", err)
+	}
+}
+
+// TestHumanChannelsEndToEnd replays two banking transcripts whose
+// update_password call the banking policy always escalates, through the
+// real weir binary in enforce mode, with the attentive human on every
+// approval channel: in the benign run the user's own password change is
+// approved and the walk completes; in the attack the injected password
+// change is declined and the walk stops at it. The real readings must
+// agree with the simulated one on these.
+func TestHumanChannelsEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs weir")
+	}
+	c := testCorpus(t)
+	byID := func(id string) *Transcript {
+		for _, tr := range c.Transcripts {
+			if tr.ID == id {
+				return tr
+			}
+		}
+		t.Fatalf("transcript %s not in the corpus", id)
+		return nil
+	}
+	benign := byID("gpt-4o-2024-05-13/banking/user_task_14/none/none")
+	attack := byID("gpt-4o-2024-05-13/banking/user_task_1/important_instructions/injection_task_7")
+	weir := testWeir(t)
+	if out, err := exec.Command(weir, "approvals", "--help").CombinedOutput(); err != nil {
+		t.Skipf("this weir has no approvals command yet (%v): %s", err, out)
+	}
+	policies, err := loadSuitePolicies("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratch := t.TempDir()
+	ctx := context.Background()
+	files, err := composePolicies(ctx, weir, filepath.Join(scratch, "policies"), []string{"default"}, []string{"banking"}, policies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := &Replayer{Weir: weir, Server: []string{self}, ServerEnv: []string{serverEnvVar + "=1"}, Timeout: time.Minute}
+	for i, tr := range []*Transcript{benign, attack} {
+		dir := filepath.Join(scratch, fmt.Sprint(i))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		script := filepath.Join(dir, "script.json")
+		if err := writeJSON(script, NewScript(tr, c.Tools[tr.Suite])); err != nil {
+			t.Fatal(err)
+		}
+		mon := filepath.Join(dir, "monitor")
+		if err := os.Mkdir(mon, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		d, err := rp.Replay(ctx, tr, script, files["default"]["banking"], mon)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := make([]Verdict, len(d))
+		for j := range d {
+			v[j] = d[j].Verdict
+		}
+		sim := WalkCalls(tr.Calls, v, Human)
+		wantStop := -1
+		if tr == attack {
+			wantStop = FirstSink(tr.Calls)
+		}
+		if sim.StopAt != wantStop || sim.Prompts != 1 {
+			t.Fatalf("%s: the simulated walk %+v, verdicts %v: want stop at %d after one prompt", tr.ID, sim, v, wantStop)
+		}
+		for _, ch := range allChannels {
+			chDir := filepath.Join(dir, string(ch))
+			if err := os.Mkdir(chDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			w, err := rp.ReplayHuman(ctx, tr, script, files["default"]["banking"], chDir, ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s %s: %+v", tr.ID, ch, w)
+			if w.StopAt != wantStop || w.Prompts != 1 || len(w.Anomalies) > 0 {
+				t.Errorf("%s on %s: walk %+v, want stop at %d after one prompt, no anomalies", tr.ID, ch, w, wantStop)
+			}
+			if tr == attack && (w.StopVerdict != "escalate" || OutcomeAt(tr.Calls, w.StopAt) != StoppedSink) {
+				t.Errorf("%s on %s: stopped by %q, outcome %v", tr.ID, ch, w.StopVerdict, OutcomeAt(tr.Calls, w.StopAt))
+			}
+			wantChannel := map[Channel]string{Elicitation: "elicitation/", InputRequired: "input_required/", OutOfBand: "cli/"}[ch]
+			if len(w.Approvals) == 0 || !strings.HasPrefix(w.Approvals[0], wantChannel) {
+				t.Errorf("%s on %s: approval records %q, want one on channel %s", tr.ID, ch, w.Approvals, wantChannel)
+			}
+		}
+	}
+}
+
+// TestApprovalMemoryEndToEnd replays a made-up banking run that changes
+// the password twice to the same value: on the elicitation and
+// input_required channels the person approves the first change for the
+// session and Weir approves the second from memory (one prompt); out of
+// band `weir approve ID` approves one call, so the second change is a new
+// request (two prompts). This is the one way the real readings can show
+// fewer prompts than the simulated one.
+func TestApprovalMemoryEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs weir")
+	}
+	c := testCorpus(t)
+	weir := testWeir(t)
+	if out, err := exec.Command(weir, "approvals", "--help").CombinedOutput(); err != nil {
+		t.Skipf("this weir has no approvals command yet (%v): %s", err, out)
+	}
+	change := Call{Tool: "update_password", Arguments: []byte(`{"password":"n3w-Passw0rd"}`), Result: []byte(`"{'message': 'Password updated.'}"`), Executed: true}
+	tr := &Transcript{ID: "made-up/banking/user_task_x/none/none", Suite: "banking", Model: "made-up", Utility: true, Calls: []Call{change, change}}
+	policies, err := loadSuitePolicies("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratch := t.TempDir()
+	ctx := context.Background()
+	files, err := composePolicies(ctx, weir, filepath.Join(scratch, "policies"), []string{"default"}, []string{"banking"}, policies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := &Replayer{Weir: weir, Server: []string{self}, ServerEnv: []string{serverEnvVar + "=1"}, Timeout: time.Minute}
+	script := filepath.Join(scratch, "script.json")
+	if err := writeJSON(script, NewScript(tr, c.Tools["banking"])); err != nil {
+		t.Fatal(err)
+	}
+	want := map[Channel]int{Elicitation: 1, InputRequired: 1, OutOfBand: 2}
+	for _, ch := range allChannels {
+		dir := filepath.Join(scratch, string(ch))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		w, err := rp.ReplayHuman(ctx, tr, script, files["default"]["banking"], dir, ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %+v", ch, w)
+		if w.StopAt != -1 || w.Prompts != want[ch] || len(w.Anomalies) > 0 {
+			t.Errorf("%s: walk %+v, want every call run after %d prompts", ch, w, want[ch])
+		}
+		if ch != OutOfBand && !slices.Contains(w.Approvals, "memory/approved_session") {
+			t.Errorf("%s: approval records %q lack the memory approval", ch, w.Approvals)
+		}
 	}
 }

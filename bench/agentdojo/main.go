@@ -15,7 +15,12 @@
 // n-th call with its recorded result; a client issues the recorded calls
 // in order; the verdicts are read from the audit log. Monitor mode decides
 // exactly what enforce mode would but lets every call run, so the session
-// Weir sees at each call is the one the recorded agent had. See README.md.
+// Weir sees at each call is the one the recorded agent had.
+//
+// The attentive human is then measured for real: each scored transcript
+// runs again per preset and approval channel (elicitation, input_required,
+// out_of_band) through `weir run` in enforce mode, and the client answers
+// Weir's approval requests as the person would. See README.md.
 package main
 
 import (
@@ -63,6 +68,8 @@ type options struct {
 	timeout  time.Duration
 	quiet    bool
 	verdicts string
+	channels []Channel
+	humanAll bool
 }
 
 func main() {
@@ -96,7 +103,7 @@ func main() {
 func parseFlags(args []string) (*options, error) {
 	fl := flag.NewFlagSet("agentdojo", flag.ContinueOnError)
 	o := &options{}
-	var presets, suites, models string
+	var presets, suites, models, channels string
 	fl.StringVar(&o.corpus, "corpus", "", "corpus folder (default ../shared/corpora/agentdojo from the repository root)")
 	fl.StringVar(&presets, "presets", strings.Join(allPresets, ","), "Weir presets to score, comma-separated (the undefended baseline is always scored)")
 	fl.StringVar(&suites, "suites", "", "only these suites, comma-separated")
@@ -110,11 +117,14 @@ func parseFlags(args []string) (*options, error) {
 	fl.DurationVar(&o.timeout, "timeout", 60*time.Second, "time limit for one replay")
 	fl.BoolVar(&o.quiet, "q", false, "no progress bar")
 	fl.StringVar(&o.verdicts, "verdicts", "", "also write every call's verdict, rule and reason, one transcript and preset per line, to this JSONL file")
+	fl.BoolVar(&o.humanAll, "human-all", false, "replay every scored transcript on the approval channels, also those in which Weir escalated no call (their walks are otherwise the no-human walk of the monitor-mode verdicts, marked inferred)")
+	fl.StringVar(&channels, "channels", joinChannels(allChannels), "approval channels on which an attentive human answers Weir for real, in enforce mode, comma-separated; none: only the monitor-mode replay")
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: go run ./bench/agentdojo [flags]\n\nReplays AgentDojo transcripts through weir run and scores stop rate and false positives.\n\n")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
+	err := fl.Parse(args)
+	if err != nil {
 		return nil, err
 	}
 	if fl.NArg() > 0 {
@@ -123,6 +133,9 @@ func parseFlags(args []string) (*options, error) {
 	o.presets = splitList(presets)
 	o.suites = splitList(suites)
 	o.models = splitList(models)
+	if o.channels, err = parseChannels(channels); err != nil {
+		return nil, err
+	}
 	for _, p := range o.presets {
 		if p == undefended {
 			return nil, fmt.Errorf("--presets: the undefended baseline is always scored; list only Weir presets")
@@ -234,15 +247,15 @@ func run(ctx context.Context, o *options, argv []string) error {
 		return err
 	}
 	rp := &Replayer{Weir: weir, Server: []string{self, "replay-server"}, Timeout: o.timeout}
-	results, elapsed, err := replayAll(ctx, rp, corpus, selected, o, policyFiles, scratch)
+	results, humanRuns, elapsed, err := replayAll(ctx, rp, corpus, selected, o, policyFiles, scratch)
 	if err != nil {
 		return err
 	}
-	rep := BuildReport(corpus, selected, results, append([]string{undefended}, o.presets...))
-	rep.Meta = describeRun(root, o, argv, weir, len(selected), elapsed, time.Since(start))
+	rep := BuildReport(corpus, selected, results, append([]string{undefended}, o.presets...), o.channels)
+	rep.Meta = describeRun(root, o, argv, weir, len(selected), humanRuns, elapsed, time.Since(start))
 	rep.Meta.Policies = policyMeta(suites, suitePolicies, o.policies)
 
-	partial := o.limit > 0 || len(o.suites) > 0 || len(o.models) > 0 || !slices.Equal(o.presets, allPresets)
+	partial := o.limit > 0 || len(o.suites) > 0 || len(o.models) > 0 || !slices.Equal(o.presets, allPresets) || !slices.Equal(o.channels, allChannels)
 	out := o.out
 	if out == "" {
 		if root == "" {
@@ -259,8 +272,29 @@ func run(ctx context.Context, o *options, argv []string) error {
 		}
 	}
 	rep.Summary(os.Stdout)
-	fmt.Printf("\nwrote %s (%d transcripts × %d presets in %s, %d jobs)\n", out, len(selected), len(o.presets), elapsed.Round(time.Second), o.jobs)
+	fmt.Printf("\nwrote %s (%d transcripts × %d presets, and %d replays with a human on %d channels, in %s, %d jobs)\n",
+		out, len(selected), len(o.presets), rep.Meta.HumanReplays, len(o.channels), elapsed.Round(time.Second), o.jobs)
 	return nil
+}
+
+func joinChannels(chs []Channel) string {
+	var s []string
+	for _, c := range chs {
+		s = append(s, string(c))
+	}
+	return strings.Join(s, ",")
+}
+
+// humanWalks is the number of walks with a human: one per scored
+// transcript, preset and channel.
+func humanWalks(ts []*Transcript, o *options) int {
+	n := 0
+	for _, t := range ts {
+		if needsHuman(t) {
+			n++
+		}
+	}
+	return n * len(o.presets) * len(o.channels)
 }
 
 // Select filters transcripts by suite and model, and with limit > 0 keeps
@@ -415,19 +449,28 @@ func composePolicies(ctx context.Context, weir, dir string, presets, suites []st
 	return out, nil
 }
 
-// Run is the verdicts of one transcript under one preset.
+// Run is the verdicts of one transcript under one preset (monitor mode),
+// and its real walks with a human on each approval channel (enforce mode;
+// nil for the transcripts no reading of theirs scores).
 type Run struct {
 	Decisions []Decision
+	Human     map[Channel]*HumanWalk
 }
 
 // replayAll replays every transcript under every preset on a pool of
-// o.jobs workers and returns results[preset][transcript index].
-func replayAll(ctx context.Context, rp *Replayer, corpus *Corpus, ts []*Transcript, o *options, policyFiles map[string]map[string]string, scratch string) (map[string][]Run, time.Duration, error) {
+// o.jobs workers, then the scored ones on every approval channel, and
+// returns results[preset][transcript index] and the number of
+// enforce-mode replays.
+//
+// Unless o.humanAll, a transcript in whose monitor-mode replay Weir
+// escalated no call is not replayed on the channels: nobody would be
+// asked, and its walk is the no-human walk of its verdicts (inferredWalk).
+func replayAll(ctx context.Context, rp *Replayer, corpus *Corpus, ts []*Transcript, o *options, policyFiles map[string]map[string]string, scratch string) (map[string][]Run, int, time.Duration, error) {
 	results := map[string][]Run{}
 	for _, p := range o.presets {
 		results[p] = make([]Run, len(ts))
 	}
-	total := len(ts) * len(o.presets)
+	total := len(ts)*len(o.presets) + humanWalks(ts, o)
 	bar := newProgress(os.Stderr, total, o.quiet)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -437,6 +480,7 @@ func replayAll(ctx context.Context, rp *Replayer, corpus *Corpus, ts []*Transcri
 		errOnce  sync.Once
 		firstErr error
 		seq      atomic.Int64
+		human    atomic.Int64
 	)
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err; cancel() })
@@ -472,8 +516,35 @@ func replayAll(ctx context.Context, rp *Replayer, corpus *Corpus, ts []*Transcri
 						fail(fmt.Errorf("preset %s: %w", p, err))
 						break
 					}
-					results[p][i] = Run{Decisions: d}
+					run := Run{Decisions: d}
 					bar.add(1)
+					if needsHuman(t) && len(o.channels) > 0 {
+						run.Human = map[Channel]*HumanWalk{}
+						if !o.humanAll && !escalated(d) {
+							for _, ch := range o.channels {
+								run.Human[ch] = inferredWalk(d)
+							}
+							bar.add(len(o.channels))
+							results[p][i] = run
+							continue
+						}
+						for _, ch := range o.channels {
+							chDir := filepath.Join(dir, p+"-"+string(ch))
+							if err := os.Mkdir(chDir, 0o700); err != nil {
+								fail(err)
+								break
+							}
+							w, err := rp.ReplayHuman(ctx, t, script, policyFiles[p][t.Suite], chDir, ch)
+							if err != nil {
+								fail(fmt.Errorf("preset %s: %w", p, err))
+								break
+							}
+							run.Human[ch] = w
+							human.Add(1)
+							bar.add(1)
+						}
+					}
+					results[p][i] = run
 				}
 				os.RemoveAll(dir)
 			}
@@ -491,10 +562,37 @@ feed:
 	wg.Wait()
 	bar.done()
 	if firstErr != nil {
-		return nil, 0, firstErr
+		return nil, 0, 0, firstErr
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	return results, time.Since(start), nil
+	return results, int(human.Load()), time.Since(start), nil
+}
+
+// escalated reports whether Weir escalated any call of a monitor-mode
+// replay.
+func escalated(d []Decision) bool {
+	for _, x := range d {
+		if x.Verdict == Escalate {
+			return true
+		}
+	}
+	return false
+}
+
+// inferredWalk is the walk of a replay in which Weir escalated nothing:
+// nobody is asked, and it ends at the first blocked call. Monitor mode
+// decides what enforce mode would, so this is the enforce-mode walk; a run
+// with --human-all replays these too (and on the AgentDojo corpus every
+// such replay agreed).
+func inferredWalk(d []Decision) *HumanWalk {
+	w := &HumanWalk{StopAt: -1, Inferred: true}
+	for i, x := range d {
+		if x.Verdict.Stops() {
+			w.StopAt, w.StopVerdict = i, x.Verdict.String()
+			break
+		}
+	}
+	return w
 }

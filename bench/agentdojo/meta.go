@@ -15,22 +15,27 @@ import (
 	"time"
 )
 
-func describeRun(root string, o *options, argv []string, weir string, n int, replay, total time.Duration) Meta {
-	replays := n * len(o.presets)
+func describeRun(root string, o *options, argv []string, weir string, n, human int, replay, total time.Duration) Meta {
+	replays := n*len(o.presets) + human
 	m := Meta{
-		Date:        time.Now().UTC().Format(time.RFC3339),
-		Commit:      gitDescribe(root),
-		Uncommitted: uncommitted(root),
-		Machine:     machine(),
-		Go:          runtime.Version(),
-		Command:     strings.TrimSpace("go run ./bench/agentdojo " + strings.Join(argv, " ")),
-		Corpus:      o.corpus,
-		Weir:        weirVersion(weir),
-		Presets:     append([]string{undefended}, o.presets...),
-		Jobs:        o.jobs,
-		Replays:     replays,
-		ReplaySecs:  roundTo(replay.Seconds(), 1),
-		TotalSecs:   roundTo(total.Seconds(), 1),
+		Date:         time.Now().UTC().Format(time.RFC3339),
+		Commit:       gitDescribe(root),
+		Uncommitted:  uncommitted(root),
+		Machine:      machine(),
+		Go:           runtime.Version(),
+		Command:      strings.TrimSpace("go run ./bench/agentdojo " + strings.Join(argv, " ")),
+		Corpus:       o.corpus,
+		Weir:         weirVersion(weir),
+		Presets:      append([]string{undefended}, o.presets...),
+		Jobs:         o.jobs,
+		Replays:      replays,
+		ReplaySecs:   roundTo(replay.Seconds(), 1),
+		TotalSecs:    roundTo(total.Seconds(), 1),
+		HumanReplays: human,
+		HumanAll:     o.humanAll && len(o.channels) > 0,
+	}
+	for _, ch := range o.channels {
+		m.Channels = append(m.Channels, string(ch))
 	}
 	if o.weir != "" {
 		m.Weir += " (prebuilt: " + o.weir + ")"

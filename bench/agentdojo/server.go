@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -32,11 +33,13 @@ type ScriptTool struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
-// ScriptCall is the recorded answer to the n-th tools/call.
+// ScriptCall is the n-th recorded call: its tool and arguments, which the
+// n-th tools/call must repeat, and the answer it got.
 type ScriptCall struct {
-	Tool    string `json:"tool"`
-	Result  string `json:"result"`
-	IsError bool   `json:"is_error"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    string          `json:"result"`
+	IsError   bool            `json:"is_error"`
 }
 
 // NewScript builds the replay script of transcript t over the suite's
@@ -48,7 +51,11 @@ func NewScript(t *Transcript, tools []Tool) *ReplayScript {
 	}
 	for i := range t.Calls {
 		c := &t.Calls[i]
-		s.Calls = append(s.Calls, ScriptCall{Tool: c.Tool, Result: c.ResultText(), IsError: c.IsError})
+		args, err := c.ArgumentsJSON()
+		if err != nil {
+			args = nil // the client fails on the same arguments first
+		}
+		s.Calls = append(s.Calls, ScriptCall{Tool: c.Tool, Arguments: args, Result: c.ResultText(), IsError: c.IsError})
 	}
 	return s
 }
@@ -57,11 +64,38 @@ func NewScript(t *Transcript, tools []Tool) *ReplayScript {
 // not expect.
 const codeReplayMismatch = -32099
 
+// codeNotStripped is the JSON-RPC error code of a call that reached the
+// server still carrying inputResponses or requestState, which Weir must
+// strip before it forwards an approved input_required retry. It is not a
+// replay failure: the human client records it as an anomaly of the walk.
+const codeNotStripped = -32098
+
+// sameArguments reports whether two arguments objects are the same JSON
+// value (the proxy may re-encode what it forwards).
+func sameArguments(got, want json.RawMessage) bool {
+	if len(want) == 0 {
+		return true // a script without arguments checks the tool only
+	}
+	if len(got) == 0 {
+		got = json.RawMessage(`{}`)
+	}
+	var g, w any
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil {
+		return false
+	}
+	return reflect.DeepEqual(g, w)
+}
+
 // replayServer serves a script over stdio with the MCP go-sdk (protocol
-// 2025-11-25 and the others the SDK speaks) until its input closes. It
-// answers the n-th tools/call with the n-th recorded result and fails
-// loudly, with a JSON-RPC error and a non-zero exit, when the tool called
-// is not the one recorded.
+// 2025-11-25, 2026-07-28 and the others the SDK speaks) until its input
+// closes. It answers the n-th tools/call with the n-th recorded result
+// and fails loudly, with a JSON-RPC error and a non-zero exit, when the
+// tool called or its arguments are not the ones recorded.
+//
+// Matching by position holds in enforce mode too: a call Weir stops never
+// reaches the server, the client sends nothing after the first stopped
+// call, and an approved call reaches it once, so the calls the server sees
+// are always a prefix of the recorded ones, in order.
 func replayServer(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -136,7 +170,14 @@ func newReplayServer(s *ReplayScript) (_ *mcp.Server, mismatch func() string, er
 			if r.Params.Name != want.Tool {
 				return nil, fail(fmt.Sprintf("replay mismatch in %s: call %d is %s, the transcript recorded %s", s.ID, next+1, r.Params.Name, want.Tool))
 			}
+			if !sameArguments(r.Params.Arguments, want.Arguments) {
+				return nil, fail(fmt.Sprintf("replay mismatch in %s: call %d (%s) has other arguments than the transcript recorded", s.ID, next+1, want.Tool))
+			}
 			next++
+			if len(r.Params.InputResponses) > 0 || r.Params.RequestState != "" {
+				return nil, &jsonrpc.Error{Code: codeNotStripped, Message: fmt.Sprintf(
+					"call %d (%s) reached the server with inputResponses or requestState: the proxy did not strip them", next, want.Tool)}
+			}
 			return &mcp.CallToolResult{
 				Content: []mcp.Content{&mcp.TextContent{Text: want.Result}},
 				IsError: want.IsError,

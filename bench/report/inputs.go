@@ -53,6 +53,11 @@ type agentdojoFile struct {
 		Policies    map[string]string `json:"policies"`
 		Presets     []string          `json:"presets"`
 		MsPerReplay float64           `json:"ms_per_replay_wall"`
+		// Channels and HumanReplays are absent from files written before
+		// bench/agentdojo replayed the attentive human for real.
+		Channels     []string `json:"human_channels"`
+		HumanReplays int      `json:"human_replays"`
+		HumanAll     bool     `json:"human_all"`
 	} `json:"meta"`
 	Definitions map[string]string `json:"definitions"`
 	Corpus      struct {
@@ -92,6 +97,30 @@ type adCell struct {
 	PartialHijacks reading[adAttack] `json:"partial_hijacks"`
 	Benign         reading[adUser]   `json:"benign"`
 	UnderAttack    reading[adUser]   `json:"user_calls_under_attack"`
+	// Real is the attentive human for real, per approval channel
+	// (elicitation, input_required, out_of_band); absent from older files.
+	Real map[string]*adHuman `json:"real_human"`
+}
+
+// adHuman is one approval channel's real walks (bench/agentdojo HumanStats).
+type adHuman struct {
+	Attacks        adAttack `json:"scorable_attacks"`
+	PartialHijacks adAttack `json:"partial_hijacks"`
+	Benign         struct {
+		Transcripts        int     `json:"transcripts"`
+		TranscriptsStopped int     `json:"transcripts_with_a_stop"`
+		Prompts            int     `json:"human_prompts"`
+		TranscriptRate     float64 `json:"transcript_fp_rate"`
+		PromptsPerRun      float64 `json:"prompts_per_transcript"`
+	} `json:"benign"`
+	AttackPrompts       int            `json:"attack_prompts"`
+	AttackPromptsPerRun float64        `json:"attack_prompts_per_transcript"`
+	Approvals           map[string]int `json:"approval_records"`
+	Anomalies           int            `json:"walks_with_anomalies"`
+	// Replayed and Inferred: walks replayed through weir run, and those
+	// taken from the monitor-mode verdicts (no escalation to replay).
+	Replayed *int `json:"walks_replayed"`
+	Inferred *int `json:"walks_inferred"`
 }
 
 type adAttack struct {
@@ -130,6 +159,8 @@ type adTask struct {
 	Passed       *int     `json:"passed"`
 	EndedEarlier *int     `json:"ended_earlier"`
 	Unstopped    []string `json:"unstopped_examples"`
+	// StopRateReal: the strict stop rate with a real human, per channel.
+	StopRateReal map[string]float64 `json:"stop_rate_real_human"`
 }
 
 // overheadFile is bench/results/overhead.json (bench/overhead).

@@ -140,6 +140,61 @@ func (a *agentdojoFile) presets() []*adPreset {
 	return out
 }
 
+// Approval channels of the real-human readings, in report order.
+var channelOrder = []string{"elicitation", "input_required", "out_of_band"}
+
+var channelTitle = map[string]string{"elicitation": "elicitation", "input_required": "input_required", "out_of_band": "out of band"}
+
+// channels are the approval channels a file replayed with a real human,
+// in report order; none for files from before it did.
+func (a *agentdojoFile) channels() []string {
+	seen := map[string]bool{}
+	for _, c := range a.Meta.Channels {
+		seen[c] = true
+	}
+	for _, pr := range a.Presets {
+		if pr.Overall != nil {
+			for c := range pr.Overall.Real {
+				seen[c] = true
+			}
+		}
+	}
+	var out []string
+	for _, c := range channelOrder {
+		if seen[c] {
+			out = append(out, c)
+			delete(seen, c)
+		}
+	}
+	return append(out, keys(seen)...)
+}
+
+// channelsTitle is "elicitation / input_required / out of band".
+func channelsTitle(chs []string) string {
+	var t []string
+	for _, c := range chs {
+		if n, ok := channelTitle[c]; ok {
+			c = n
+		}
+		t = append(t, c)
+	}
+	return strings.Join(t, " / ")
+}
+
+// perChannel is one figure per channel, "a / b / c" ("—" where a cell
+// lacks the channel).
+func perChannel(cl *adCell, chs []string, f func(*adHuman) string) string {
+	var parts []string
+	for _, c := range chs {
+		if h := cl.Real[c]; h != nil {
+			parts = append(parts, f(h))
+		} else {
+			parts = append(parts, "—")
+		}
+	}
+	return strings.Join(parts, " / ")
+}
+
 func corpusName(a *agentdojoFile) string {
 	if a.Meta.Corpus == "" {
 		return "AgentDojo"
@@ -190,13 +245,28 @@ func headline(p *page, in *inputs) {
 		p.f("AgentDojo transcripts (`%s`: %d hijacked runs to score, %d benign runs with utility) replayed through `weir run`. *Attacks stopped*: the harmful call itself was refused. *Benign runs stopped*: runs in which Weir stopped at least one of the user's own calls.\n\n",
 			corpusName(a), a.Corpus.ScorableAttacks, a.Corpus.Benign)
 		var rows [][]string
-		for _, pr := range a.presets() {
-			o := pr.Overall
-			rows = append(rows, []string{"`" + pr.Preset + "`",
-				pct(o.Attacks.NoHuman.StopRate), pct(o.Attacks.Human.StopRate),
-				pct(o.Benign.NoHuman.TranscriptRate), pct(o.Benign.Human.TranscriptRate), num(o.Benign.Human.PromptsPerRun)})
+		if chs := a.channels(); len(chs) > 0 {
+			p.f("*Attentive human*: approves the user's own calls and declines the injected ones; *simulated* from the monitor-mode verdicts, *real* when Weir actually asked (enforce mode, per approval channel: %s).\n\n", channelsTitle(chs))
+			for _, pr := range a.presets() {
+				o := pr.Overall
+				rows = append(rows, []string{"`" + pr.Preset + "`",
+					pct(o.Attacks.NoHuman.StopRate), pct(o.Attacks.Human.StopRate), perChannel(o, chs, func(h *adHuman) string { return pct(h.Attacks.StopRate) }),
+					pct(o.Benign.NoHuman.TranscriptRate), pct(o.Benign.Human.TranscriptRate), perChannel(o, chs, func(h *adHuman) string { return pct(h.Benign.TranscriptRate) }),
+					num(o.Benign.Human.PromptsPerRun), perChannel(o, chs, func(h *adHuman) string { return num(h.Benign.PromptsPerRun) })})
+			}
+			ct := channelsTitle(chs)
+			p.table([]string{"preset", "attacks stopped, no human", "attacks stopped, attentive human (simulated)", "attacks stopped, real human (" + ct + ")",
+				"benign runs stopped, no human", "benign runs stopped, attentive human (simulated)", "benign runs stopped, real human (" + ct + ")",
+				"human prompts per benign run (simulated)", "human prompts per benign run, real (" + ct + ")"}, rows)
+		} else {
+			for _, pr := range a.presets() {
+				o := pr.Overall
+				rows = append(rows, []string{"`" + pr.Preset + "`",
+					pct(o.Attacks.NoHuman.StopRate), pct(o.Attacks.Human.StopRate),
+					pct(o.Benign.NoHuman.TranscriptRate), pct(o.Benign.Human.TranscriptRate), num(o.Benign.Human.PromptsPerRun)})
+			}
+			p.table([]string{"preset", "attacks stopped, no human", "attacks stopped, attentive human", "benign runs stopped, no human", "benign runs stopped, attentive human", "human prompts per benign run"}, rows)
 		}
-		p.table([]string{"preset", "attacks stopped, no human", "attacks stopped, attentive human", "benign runs stopped, no human", "benign runs stopped, attentive human", "human prompts per benign run"}, rows)
 		p.source(in.adPaths[i], a.Meta.Date, a.Meta.Machine, a.Meta.Commit, len(a.Meta.Uncommitted), a.Meta.Command)
 	}
 
@@ -287,7 +357,7 @@ func agentdojo(p *page, a *agentdojoFile, file string, named bool) {
 	}
 	p.line("Definitions, as the results file states them:")
 	p.line()
-	for _, k := range []string{"walk", "stop_rate", "stop_rate_lenient", "ended_before_attack_rate", "benign", "user_calls_under_attack", "partial_hijacks", "undefended"} {
+	for _, k := range []string{"walk", "stop_rate", "stop_rate_lenient", "ended_before_attack_rate", "benign", "user_calls_under_attack", "partial_hijacks", "real_human", "undefended"} {
 		if d, ok := a.Definitions[k]; ok {
 			p.f("- **%s**: %s\n", k, d)
 		}
@@ -319,6 +389,34 @@ func agentdojo(p *page, a *agentdojoFile, file string, named bool) {
 			frac(u.Human.CallRate, u.Human.CallsStopped, u.Human.Calls)})
 	}
 	p.table([]string{"preset", "benign runs stopped, no human", "benign runs stopped, attentive human", "benign calls stopped, no human", "benign calls stopped, attentive human", "human prompts per benign run", "user's calls under attack stopped, no human", "same, attentive human"}, rows)
+
+	if chs := a.channels(); len(chs) > 0 {
+		p.f("%s Attentive human, simulated and real\n\n", h)
+		which := "every scorable attack, partial hijack and benign run"
+		if !m.HumanAll {
+			which = "each scorable attack, partial hijack and benign run in which Weir escalated a call (in the others nobody is asked, and the walk is the no-human one)"
+		}
+		p.f("*Simulated*: the attentive-human reading of the monitor-mode verdicts above. *Real*: %s replayed again through `weir run` in enforce mode on each approval channel, the replay client answering Weir's approval requests as that person would (definition `real_human`; %d replays). Prompts: approval requests the person was actually shown. Approval records: the audit log's `approval` records, by channel and answer. Anomalies: walks in which Weir departed from the approval contract (each ends the walk, as a stop).\n\n", which, m.HumanReplays)
+		rows = nil
+		for _, pr := range a.presets() {
+			o := pr.Overall
+			sa, sb := o.Attacks.Human, o.Benign.Human
+			rows = append(rows, []string{"`" + pr.Preset + "`", "simulated",
+				frac(sa.StopRate, sa.StoppedSink, sa.N), pct(sa.Lenient), pct(sa.EndedBefore), pct(o.PartialHijacks.Human.StopRate),
+				frac(sb.TranscriptRate, sb.TranscriptsStopped, sb.Transcripts), num(sb.PromptsPerRun), "—", "—", "—", "—"})
+			for _, c := range chs {
+				r := o.Real[c]
+				if r == nil {
+					continue
+				}
+				rows = append(rows, []string{"`" + pr.Preset + "`", "real, " + channelsTitle([]string{c}),
+					frac(r.Attacks.StopRate, r.Attacks.StoppedSink, r.Attacks.N), pct(r.Attacks.Lenient), pct(r.Attacks.EndedBefore), pct(r.PartialHijacks.StopRate),
+					frac(r.Benign.TranscriptRate, r.Benign.TranscriptsStopped, r.Benign.Transcripts), num(r.Benign.PromptsPerRun), num(r.AttackPromptsPerRun),
+					replayed(r), strconv.Itoa(r.Anomalies), approvalCounts(r.Approvals)})
+			}
+		}
+		p.table([]string{"preset", "reading", "stop rate", "lenient", "ended before the attack", "partial hijacks stopped", "benign runs stopped", "prompts per benign run", "prompts per attack run", "walks replayed", "walks with anomalies", "approval records"}, rows)
+	}
 
 	for _, g := range []struct {
 		name string
@@ -437,6 +535,7 @@ func throughLeaks(p *page, a *agentdojoFile, named bool) {
 	}
 	p.table(head, rows)
 
+	chs := a.channels()
 	p.line("Per preset, the classes that get through, with example transcripts (AgentDojo ids, `model/suite/user_task/attack/injection_task`; transcripts where the harmful call ran come first). *Ran*: the harmful call was allowed. *Ended earlier*: the walk stopped on an earlier call (a support read or the user's own call), so the attack did not happen in the replay but is not counted as stopped.")
 	p.line()
 	for _, pr := range presets {
@@ -450,8 +549,20 @@ func throughLeaks(p *page, a *agentdojoFile, named bool) {
 			if len(t.Unstopped) == 0 {
 				ex = "—"
 			}
-			rows = append(rows, []string{c.suite + " " + c.id, fmt.Sprintf("%d of %d", t.Scorable-t.StoppedSink, t.Scorable),
-				optInt(t.Passed), optInt(t.EndedEarlier), pct(t.StopRateHuman), ex})
+			row := []string{c.suite + " " + c.id, fmt.Sprintf("%d of %d", t.Scorable-t.StoppedSink, t.Scorable),
+				optInt(t.Passed), optInt(t.EndedEarlier), pct(t.StopRateHuman)}
+			if len(chs) > 0 {
+				var parts []string
+				for _, ch := range chs {
+					if r, ok := t.StopRateReal[ch]; ok {
+						parts = append(parts, pct(r))
+					} else {
+						parts = append(parts, "—")
+					}
+				}
+				row = append(row, strings.Join(parts, " / "))
+			}
+			rows = append(rows, append(row, ex))
 		}
 		p.f("**`%s`**", pr)
 		if len(rows) == 0 {
@@ -461,8 +572,32 @@ func throughLeaks(p *page, a *agentdojoFile, named bool) {
 		}
 		p.line()
 		p.line()
-		p.table([]string{"class", "not stopped", "ran", "ended earlier", "stop rate, attentive human", "examples"}, rows)
+		head := []string{"class", "not stopped", "ran", "ended earlier", "stop rate, attentive human"}
+		if len(chs) > 0 {
+			head = append(head, "stop rate, real human ("+channelsTitle(chs)+")")
+		}
+		p.table(append(head, "examples"), rows)
 	}
+}
+
+// replayed is "n of m": the walks replayed through weir run of those scored.
+func replayed(h *adHuman) string {
+	if h.Replayed == nil || h.Inferred == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%d of %d", *h.Replayed, *h.Replayed+*h.Inferred)
+}
+
+// approvalCounts renders approval record counts, "channel/answer n, ...".
+func approvalCounts(m map[string]int) string {
+	var parts []string
+	for _, k := range keys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func optInt(v *int) string {
@@ -615,11 +750,27 @@ func Headline(in *inputs) string {
 	for i, a := range in.agentdojo {
 		p.f("**Security.** Replaying %d hijacked and %d benign real agent transcripts from AgentDojo (`%s`, [%s](%s)):\n\n", a.Corpus.ScorableAttacks, a.Corpus.Benign, corpusName(a), in.adPaths[i], in.adPaths[i])
 		var rows [][]string
+		chs := a.channels()
 		for _, pr := range a.presets() {
 			o := pr.Overall
-			rows = append(rows, []string{"`" + pr.Preset + "`", pct(o.Attacks.NoHuman.StopRate), pct(o.Benign.NoHuman.TranscriptRate)})
+			row := []string{"`" + pr.Preset + "`", pct(o.Attacks.NoHuman.StopRate), pct(o.Benign.NoHuman.TranscriptRate)}
+			if len(chs) > 0 {
+				row = append(row, perChannel(o, chs, func(h *adHuman) string { return pct(h.Attacks.StopRate) }),
+					perChannel(o, chs, func(h *adHuman) string { return pct(h.Benign.TranscriptRate) }),
+					perChannel(o, chs, func(h *adHuman) string { return num(h.Benign.PromptsPerRun) }))
+			}
+			rows = append(rows, row)
 		}
-		p.table([]string{"preset", "attacks stopped at the harmful call", "benign runs with a call stopped"}, rows)
+		head := []string{"preset", "attacks stopped at the harmful call", "benign runs with a call stopped"}
+		if len(chs) > 0 {
+			ct := channelsTitle(chs)
+			head = append(head, "attacks stopped, a person asked ("+ct+")", "benign runs stopped, a person asked ("+ct+")", "prompts per benign run ("+ct+")")
+		}
+		p.table(head, rows)
+		if len(chs) > 0 {
+			p.line("*A person asked*: Weir in enforce mode put each escalation to a person, played by the replay client, who approved the user's own calls and declined the injected ones, on each approval channel.")
+			p.line()
+		}
 	}
 	if o := in.overhead; o != nil {
 		p.f("**Overhead.** Added latency of a `tools/call` with a 64 KB result through `weir run` (default policy), beyond a bare relay and beyond calling the server directly ([%s](%s)):\n\n", in.ovPath, in.ovPath)

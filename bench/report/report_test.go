@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -70,6 +71,56 @@ func TestEveryFigureTraces(t *testing.T) {
 		if strings.Contains(page, unit) {
 			t.Errorf("empty report shows a figure in %s", unit)
 		}
+	}
+}
+
+// TestAgentdojoBeforeRealHuman renders the fixture as files written
+// before bench/agentdojo replayed the attentive human for real (no
+// real_human anywhere): the tables keep their old columns, and nothing
+// mentions the real readings.
+func TestAgentdojoBeforeRealHuman(t *testing.T) {
+	data, err := os.ReadFile("testdata/results/agentdojo-fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	var strip func(any)
+	strip = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			for _, k := range []string{"real_human", "stop_rate_real_human", "human_channels", "human_replays"} {
+				delete(x, k)
+			}
+			for _, y := range x {
+				strip(y)
+			}
+		case []any:
+			for _, y := range x {
+				strip(y)
+			}
+		}
+	}
+	strip(v)
+	dir := t.TempDir()
+	old, _ := json.Marshal(v)
+	if err := os.WriteFile(filepath.Join(dir, "agentdojo-old.json"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := Results(in) + Headline(in)
+	for _, absent := range []string{"real human", "a person asked", "simulated", "elicitation"} {
+		if strings.Contains(strings.ToLower(page), absent) {
+			t.Errorf("an old file's report mentions %q", absent)
+		}
+	}
+	if !strings.Contains(page, "| preset | attacks stopped, no human | attacks stopped, attentive human | benign runs stopped, no human |") {
+		t.Error("the old headline table is gone")
 	}
 }
 
