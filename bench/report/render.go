@@ -761,7 +761,7 @@ func Headline(in *inputs) string {
 			}
 			rows = append(rows, row)
 		}
-		head := []string{"preset", "attacks stopped at the harmful call", "benign runs with a call stopped"}
+		head := []string{"preset", "attacks stopped at the harmful call, nobody asked", "benign runs with a call stopped, nobody asked"}
 		if len(chs) > 0 {
 			ct := channelsTitle(chs)
 			head = append(head, "attacks stopped, a person asked ("+ct+")", "benign runs stopped, a person asked ("+ct+")", "prompts per benign run ("+ct+")")
