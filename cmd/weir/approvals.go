@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weir-sec/weir/internal/approval"
+	"github.com/weir-sec/weir/internal/audit"
 	"github.com/weir-sec/weir/internal/store"
 )
 
@@ -200,6 +201,9 @@ func decideApproval(cmd *cobra.Command, id string, approve, session bool) error 
 	case err != nil:
 		return &exitError{code: 1, err: err}
 	}
+	if err := auditDecision(r, approve, session); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "weir: the answer stands, but it could not be added to the audit log: %v\n", err)
+	}
 	w := cmd.OutOrStdout()
 	switch {
 	case !approve:
@@ -210,4 +214,32 @@ func decideApproval(cmd *cobra.Command, id string, approve, session bool) error 
 		fmt.Fprintf(w, "approved %s: %s/%s, once; ask the agent to retry the same call\n", id, r.Server, r.Tool)
 	}
 	return nil
+}
+
+// auditDecision records a person's answer in the audit log when it is
+// given, not when the agent retries: a denial is evidence even if the call
+// is never tried again.
+func auditDecision(r approval.Request, approve, session bool) error {
+	home, err := store.Home()
+	if err != nil {
+		return err
+	}
+	log, err := audit.Open(filepath.Join(home, "audit.log"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	answer := approval.Declined
+	switch {
+	case approve && session:
+		answer = approval.ApprovedSession
+	case approve:
+		answer = approval.Approved
+	}
+	latency := r.Decided - r.Created
+	return log.AppendAll([]*audit.Record{{
+		Time: audit.FormatTime(time.UnixMilli(r.Decided)), Session: r.Session, Server: r.Server,
+		Event: "approval", Method: "tools/call", Tool: r.Tool, Verdict: "escalate", Enforced: true, Rule: r.Rule,
+		Approval: r.ID, Channel: string(approval.CLI), Answer: string(answer), AnsweredBy: answer.By(approval.CLI), LatencyMS: &latency,
+	}})
 }
