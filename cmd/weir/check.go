@@ -28,6 +28,7 @@ type checkFlags struct {
 	labels     string
 	session    string
 	definition string
+	pkg        string
 	json       bool
 }
 
@@ -56,7 +57,8 @@ warned); 1 the call is blocked or escalated; 2 the policy is invalid or the
 input cannot be read.`,
 		Example: `  weir policy check ./policy.yaml
   weir policy check ./policy.yaml --tool mail:send_email --args '{"to":"x@evil.example","body":"hi"}'
-  weir policy check ./policy.yaml --tool bank:send_money --args '{"recipient":"US1330..."}' --session reads.json --json`,
+  weir policy check ./policy.yaml --tool bank:send_money --args '{"recipient":"US1330..."}' --session reads.json --json
+  weir policy check ./policy.yaml --tool files:write_file --definition tools.json --package @modelcontextprotocol/server-filesystem`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCheck(cmd.OutOrStdout(), args[0], f)
@@ -67,6 +69,7 @@ input cannot be read.`,
 	cmd.Flags().StringVar(&f.labels, "labels", "", "labels to add to the tool, comma-separated (as annotations would)")
 	cmd.Flags().StringVar(&f.session, "session", "", "JSON file of earlier results the session read")
 	cmd.Flags().StringVar(&f.definition, "definition", "", "JSON file with the tool's definition (or a tools/list result) to label it from, as weir run does once the server lists it")
+	cmd.Flags().StringVar(&f.pkg, "package", "", "the server's package, as weir run reads it from the server's command line (@modelcontextprotocol/server-filesystem), for the labels the registry gives")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -180,7 +183,7 @@ func dryRun(pol *policy.Policy, f checkFlags, res *checkResult) error {
 			return err
 		}
 	}
-	labels := engine.LabelDefs(pol, server, "", tool, defs)
+	labels := engine.LabelDefs(pol, server, f.pkg, tool, defs)
 	for _, l := range strings.Split(f.labels, ",") {
 		if l = strings.TrimSpace(l); l == "" {
 			continue

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/weir-sec/weir/internal/audit"
+	"github.com/weir-sec/weir/internal/engine"
 )
 
 // TestScanCheckRunAgree: weir scan, weir policy check and weir run reach
@@ -173,7 +174,8 @@ func TestScanCheckRunAgree(t *testing.T) {
 				if tl.Withheld {
 					continue
 				}
-				cmd := exec.Command(weirBin, "policy", "check", policy, "--tool", s.Name+":"+tl.Name, "--definition", defs, "--json")
+				cmd := exec.Command(weirBin, "policy", "check", policy, "--tool", s.Name+":"+tl.Name, "--definition", defs,
+					"--package", engine.PackageOf(servers[s.Name]), "--json")
 				cmd.Env = e.environ()
 				out, _ := cmd.Output()
 				var res struct{ Labels []string }

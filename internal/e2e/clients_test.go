@@ -141,7 +141,7 @@ func TestClientConfigScanWrapUnwrap(t *testing.T) {
 	legs := map[string][]string{"private": tri.Private, "untrusted": tri.Untrusted, "sink": tri.Sink}
 	for leg, want := range map[string][]string{
 		"private":   {"files/read_text_file", "files/read_multiple_files", "memory/read_graph", "memory/search_nodes"},
-		"untrusted": {"everything/get-annotated-message"},
+		"untrusted": {"everything/gzip-file-as-resource"},
 		"sink":      {"everything/gzip-file-as-resource"},
 	} {
 		for _, w := range want {
