@@ -287,7 +287,7 @@ func (r *Relay) decide(ctx context.Context, pol *policy.Policy, c engine.Call) (
 			err = fmt.Errorf("deciding %s failed inside Weir (%v), so the call was blocked", c.Name(), v)
 		}
 	}()
-	if readsSession(pol, &c) {
+	if readsLegs(pol, &c) {
 		// Results already forwarded may still be being scanned; what the
 		// scan finds belongs in the session this call is judged against.
 		r.scans.Wait()

@@ -65,17 +65,29 @@ func (g *Gatherer) Call(ctx context.Context, pol *policy.Policy, c *engine.Call,
 		}
 	}
 	if readsSession(pol, c) {
-		if err := g.Store.Sync(ctx, g.Session, mirror); err != nil {
+		if err := g.Store.Sync(ctx, g.Session, mirror); err != nil && readsLegs(pol, c) {
 			return fmt.Errorf("the session state could not be read (%v), so Weir cannot tell what %s would send", err, c.Name())
 		}
+		// A call that is not a sink is checked for secrets against the
+		// mirror as last synced when the store cannot be read: a locked
+		// state file does not stop reads.
 	}
 	return nil
 }
 
-// readsSession reports whether deciding c reads the session: only sinks
-// and the tools a rule matches do (a rule's predicate may read
-// session.legs and session.sources).
+// readsSession reports whether deciding c reads the session: sinks, the
+// tools a rule matches (a rule's predicate may read session.legs and
+// session.sources), and, while exfiltration is not allowed, every other
+// call too: a secret read through another server must not reach any tool.
 func readsSession(pol *policy.Policy, c *engine.Call) bool {
+	return readsLegs(pol, c) || pol.Flow.Exfiltration != flow.Allow
+}
+
+// readsLegs reports whether deciding c reads the session's labels, which
+// the injection detectors may still raise for a result in flight: sinks
+// and the tools a rule matches. A call that can only be refused for a
+// secret it carries reads the digests, which are recorded on arrival.
+func readsLegs(pol *policy.Policy, c *engine.Call) bool {
 	return c.Labels.Labels.Has(flow.Sink) || len(pol.RulesFor(c.Server, c.Tool)) > 0
 }
 
