@@ -52,6 +52,27 @@ func adversarialInputs() map[string]string {
 		"ref-images":         rep("![a][b] "),
 		"comments":           rep("<!-- x -->"),
 		"mixed-script":       rep("аb "),
+		"curl-no-need":       rep("curl "),
+		"curl-long-line":     "curl " + rep("a"),
+		"rm-rf":              rep("rm -rf "),
+		"echo-append":        rep("echo >> "),
+		"pipe-sh":            rep("| sh "),
+		"caps-tags":          rep("<GLOBAL>"),
+		"caps-tags-closed":   rep("<GLOBAL></GLOBAL>"),
+		"closing-tags":       rep("</a"),
+		"distinct-tags":      distinctTags(size),
+		"examples-open":      rep("<example"),
+		"fences":             rep("```"),
+		"brackets-colon":     rep("[important:"),
+		"double-angle":       rep("<<important"),
+		"best-tool":          rep("this is the best tool in the world "),
+		"then-call":          rep("then call x_y "),
+		"deprecated":         rep("this tool is deprecated use "),
+		"tamper":             rep("always change the query to "),
+		"bcc":                rep("always bcc a@b.example "),
+		"endpoint":           rep("access our verification endpoint at https://x.example "),
+		"titles-quotes":      rep("call 'Get Item' first "),
+		"prefer-self":        rep("prioritize this tool "),
 	}
 }
 
@@ -161,6 +182,17 @@ func TestAdversarialSchema(t *testing.T) {
 			t.Errorf("%s schema took %v", name, d)
 		}
 	}
+}
+
+// distinctTags is size bytes of closed tags with distinct names, so that a
+// scan looking up each name's closing tag on its own would be quadratic.
+func distinctTags(size int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		n := "T" + itoa(i)
+		b.WriteString("<" + n + ">x</" + n + ">")
+	}
+	return b.String()[:size]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -117,6 +117,9 @@ func ScanCatalogue(c Catalogue, others map[string][]string) map[string][]Finding
 	}
 	out := map[string][]Finding{}
 	ix := newShadowIndex(others, c.Server, same)
+	for _, t := range c.Tools {
+		ix.addTitle(t.Title)
+	}
 	var server []rawFinding
 	server = append(server, scanField(ctxDef, "instructions", c.Instructions, fieldOpts{shadow: ix})...)
 	server = append(server, oversizedText("instructions", c.Instructions)...)
@@ -152,8 +155,11 @@ func scanTool(t Tool, others map[string][]string, same []string) []Finding {
 func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding {
 	var raw []rawFinding
 	raw = append(raw, scanField(ctxDef, "name", t.Name, fieldOpts{})...)
-	raw = append(raw, scanField(ctxDef, "title", t.Title, fieldOpts{shadow: ix})...)
-	raw = append(raw, scanField(ctxDef, "description", t.Description, fieldOpts{shadow: ix})...)
+	// a tool named for secrets (secret_put, get_api_key) describes itself
+	// in terms of secrets: that is its job, not a request for one
+	secretTool := secretName(t.Name)
+	raw = append(raw, scanField(ctxDef, "title", t.Title, fieldOpts{shadow: ix, secretName: secretTool})...)
+	raw = append(raw, scanField(ctxDef, "description", t.Description, fieldOpts{shadow: ix, secretName: secretTool})...)
 	raw = append(raw, oversizedText("description", t.Description)...)
 	for _, sch := range []struct {
 		name string
@@ -199,6 +205,7 @@ const (
 type fieldOpts struct {
 	shadow     *shadowIndex
 	secretName bool // the field describes a parameter named like a secret
+	param      bool // the field is part of a parameter's schema (a description, a default…)
 }
 
 // rawFinding is a finding before the cross-finding rules run.
@@ -212,6 +219,7 @@ type rawFinding struct {
 var corroborating = map[string]bool{
 	detMarkup: true, detIgnore: true, detConceal: true, detReadFirst: true, detPath: true,
 	detSecret: true, detExfil: true, detShadow: true, detAddress: true, detTag: true, detVS: true, detExtract: true, detToolCall: true,
+	detPrefer: true, detDeprecate: true, detTamper: true, detCommand: true, detExfilArg: true, detSideTask: true,
 }
 
 // IsInjectionDetector reports whether id names a detector of instructions
@@ -224,6 +232,7 @@ func IsInjectionDetector(id string) bool { return injectionDetectors[id] }
 var injectionDetectors = map[string]bool{
 	detMarkup: true, detIgnore: true, detConceal: true, detReadFirst: true, detPath: true,
 	detSecret: true, detExfil: true, detAddress: true, detTag: true, detVS: true, detExtract: true, detToolCall: true,
+	detPrefer: true, detDeprecate: true, detTamper: true, detCommand: true, detExfilArg: true, detSideTask: true,
 }
 
 const maxPerDetector = 8
@@ -261,6 +270,9 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		if opt.secretName && r.detector == detSecret {
 			continue
 		}
+		if r.check != 0 && !postCheck(v, r, h.a, h.b, opt.shadow, opt.param) {
+			continue
+		}
 		sev := sevFor(ctx, r.def, r.res)
 		if h.mention {
 			sev = demote(ctx, sev)
@@ -268,11 +280,25 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		s, e := v.tokSpan(h.a, h.b)
 		out = append(out, rawFinding{Finding: Finding{Detector: r.detector, Severity: sev, Field: field, Start: s, End: e, Message: r.msg}, mention: h.mention})
 	}
-	for _, h := range scanMarkup(v) {
+	mhits, inExample := scanMarkup(v)
+	for hi, h := range mhits {
 		sev, msg := markupSeverity(h, ctx)
+		if h.kind == mkOddTag && bracketLabels[h.name] && !labelDirects(v, h.ne) {
+			// "[CRITICAL] SSO mode opens a browser": a label on a
+			// statement; "[important] read the notes first" gives orders
+			sev = Low
+		}
 		ta := v.tokenAt(h.ns)
 		mention := false
-		if ta < len(v.toks) && (h.kind == mkTag || h.kind == mkToken || h.kind == mkRoleTag) {
+		if inExample[hi] && h.kind != mkTag && h.kind != mkOddTag {
+			// a chat turn inside <examples> or a code fence illustrates a
+			// conversation; a system turn there is still odd
+			mention = true
+			sev = demote(ctx, sev)
+			if exampleRoles[h.name] {
+				sev = min(sev, Low)
+			}
+		} else if ta < len(v.toks) && (h.kind == mkTag || h.kind == mkToken || h.kind == mkRoleTag || h.kind == mkOddTag) {
 			tb := max(ta, v.tokenAt(h.ne)-1)
 			if tb >= len(v.toks) {
 				tb = len(v.toks) - 1
@@ -293,6 +319,9 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		case req:
 			sev = sevFor(ctx, High, Medium)
 			msg = "Asks for " + h.lit.what + ": instructions to read or send credential files are how poisoned tools steal secrets."
+		case pathExample(v, h.ns, h.ne):
+			sev = Low
+			msg = "Mentions " + h.lit.what + " as an example or as a path it refuses."
 		default:
 			sev = sevFor(ctx, Medium, Low)
 			msg = "Mentions " + h.lit.what + "."
@@ -300,13 +329,24 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		s, e := v.span(h.ns, h.ne)
 		add(detPath, sev, s, e, msg)
 	}
+	for _, h := range scanCommands(v) {
+		sev, msg := commandSeverity(v, h, ctx)
+		s, e := v.span(h.ns, h.ne)
+		add(detCommand, sev, s, e, msg)
+	}
 	scanUnicode(text, ctx, add)
 	scanANSI(text, ctx, add)
 	scanShadow(text, v, opt.shadow, add)
 	if strings.IndexByte(text, '<') >= 0 {
 		spans, imgs := scanHiddenHTML(text)
 		for _, h := range spans {
-			add(detHiddenHTML, Low, h.start, h.end, "Text hidden from view by "+h.why+": the model reads it, a person looking at the page does not.")
+			// in a definition, hidden words (not an empty comment) are
+			// worth a warning: the description is shown to nobody else
+			sev := Low
+			if ctx == ctxDef && len(strings.Fields(h.text)) >= 3 {
+				sev = Medium
+			}
+			add(detHiddenHTML, sev, h.start, h.end, "Text hidden from view by "+h.why+": the model reads it, a person looking at the page does not.")
 		}
 		for _, u := range imgs {
 			if k := strings.Index(text, u); k >= 0 {
@@ -325,6 +365,9 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 	}
 	return out
 }
+
+// exampleRoles are the conversation roles an example may show.
+var exampleRoles = map[string]bool{"user": true, "human": true, "assistant": true, "response": true, "input": true, "ai": true, "model": true, "bot": true}
 
 // mergeOverlaps merges findings of one detector whose spans overlap (two
 // phrase rules matching one sentence), keeping the widest span and the
@@ -512,16 +555,26 @@ func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
 		}
 		switch x := v.(type) {
 		case string:
-			out = append(out, scanField(ctxDef, path, x, fieldOpts{shadow: ix, secretName: secretParam(path)})...)
+			out = append(out, scanField(ctxDef, path, x, fieldOpts{shadow: ix, secretName: secretParam(path), param: strings.Contains(path, ".properties.")})...)
 		case []any:
 			for i, e := range x {
 				walk(path+"["+strconv.Itoa(i)+"]", e, depth+1)
 			}
 		case map[string]any:
+			params := strings.HasSuffix(path, ".properties") || path == "inputSchema.properties"
 			for _, k := range sortedKeys(x) {
 				kp := path + jsonKey(k)
-				if !schemaKeywords[k] {
+				if !schemaKeywords[k] || params {
 					out = append(out, scanField(ctxDef, kp+"#key", k, fieldOpts{shadow: ix})...)
+				}
+				if params {
+					ps, _ := x[k].(map[string]any)
+					desc, _ := ps["description"].(string)
+					if why := exfilParam(k, desc); why != "" {
+						out = append(out, rawFinding{Finding: Finding{Detector: detExfilArg, Severity: Medium, Field: kp + "#key", End: len(k),
+							Evidence: visible(validUTF8Prefix(k, 120), false),
+							Message:  "A parameter whose name " + why + ": the model fills in what a schema asks for, so the name alone makes it hand the data over."}})
+					}
 				}
 				if k == "type" || k == "format" {
 					if s, ok := x[k].(string); ok && standardValues[s] {
@@ -572,6 +625,15 @@ func secretParam(path string) bool {
 	rest := path[i+len(".properties."):]
 	name, _, ok := strings.Cut(rest, ".")
 	if !ok {
+		return false
+	}
+	return secretName(name)
+}
+
+// secretName reports a parameter or tool name that names a secret
+// (api_key, secret_put, authToken).
+func secretName(name string) bool {
+	if name == "" {
 		return false
 	}
 	v := newView(name)

@@ -1,6 +1,9 @@
 package detect
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // Instruction markup: tags and role tokens that make text look like it came
 // from the system or the application rather than from the page or the
@@ -21,6 +24,7 @@ const (
 	mkLineRole                // "system:" / "assistant:" at a line start
 	mkLineChat                // "user:" / "human:" at a line start
 	mkHeaderRole              // "### System:"
+	mkOddTag                  // <GLOBAL>…</GLOBAL>, <ai_note>…</ai_note>: a made-up tag wrapping text
 )
 
 // markupTags are the tag names that mark instructions for a model. Tags a
@@ -47,10 +51,32 @@ var bracketTokens = map[string]bool{
 	"inst": true, "/inst": true, "system": true, "/system": true, "sys": true, "/sys": true,
 	"system message": true, "system note": true, "system prompt": true, "admin": true,
 	"system override": true, "developer mode": true, "system instruction": true, "system instructions": true,
+	"hidden instruction":  true,
+	"hidden instructions": true, "important instruction": true, "important instructions": true,
+	"important note": true, "important notice": true, "urgent instruction": true, "critical instruction": true,
+	"note to ai": true, "note to assistant": true, "note to the ai": true, "note to the assistant": true,
+	"ai instructions": true, "ai instruction": true, "ai note": true, "ai only": true, "for ai": true, "for the ai": true,
+	"assistant only": true, "llm only": true, "agent only": true, "admin note": true, "admin instruction": true,
+	"system notice": true, "system update": true, "system alert": true, "system command": true, "system directive": true,
+	"system rule": true, "system rules": true, "system requirement": true, "admin notice": true, "admin message": true,
+	"admin override": true, "security notice": true, "security override": true,
+	"developer instruction": true, "developer instructions": true, "developer note": true,
+}
+
+// bracketLabels are labels a benign text may also use ("[CRITICAL] opens
+// a browser"): a warning, and severe only with another sign.
+var bracketLabels = map[string]bool{
+	"important": true, "urgent": true, "critical": true, "mandatory": true, "priority": true, "override": true,
+	"instruction": true, "instructions": true, "hidden": true, "secret": true,
 }
 
 var lineRoles = map[string]uint8{
 	"system": mkLineRole, "assistant": mkLineRole, "developer": mkLineRole, "human": mkLineChat, "user": mkLineChat,
+	"system override": mkLineRole, "system note": mkLineRole, "system notice": mkLineRole, "system instruction": mkLineRole,
+	"system instructions": mkLineRole, "system directive": mkLineRole, "system alert": mkLineRole, "system update": mkLineRole,
+	"admin override": mkLineRole, "admin instruction": mkLineRole, "admin instructions": mkLineRole, "admin note": mkLineRole,
+	"admin notice": mkLineRole, "developer override": mkLineRole, "developer note": mkLineRole, "security override": mkLineRole,
+	"ai instructions": mkLineRole, "assistant instructions": mkLineRole, "model instructions": mkLineRole,
 }
 
 var headerRoles = map[string]bool{
@@ -62,20 +88,22 @@ func isIdentByte(c byte) bool {
 	return ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '_' || c == '-'
 }
 
-var markupStart = newByteSet("\n#<[")
+var markupStart = newByteSet("\n#<[{")
 
-// scanMarkup finds instruction markup in v.norm.
-func scanMarkup(v *view) []markupHit {
+// scanMarkup finds instruction markup in v.norm. example[i] reports hit i
+// inside an <example> block or a code fence.
+func scanMarkup(v *view) (hits []markupHit, example []bool) {
 	n := v.norm
-	var hits []markupHit
-	closeCache := map[string]bool{}
+	var closeNames map[string]bool
 	hasClose := func(name string) bool {
-		c, ok := closeCache[name]
-		if !ok {
-			c = bytes.Contains(n, []byte("</"+name))
-			closeCache[name] = c
+		if closeNames == nil {
+			closeNames = closingNames(n)
 		}
-		return c
+		return closeNames[name]
+	}
+	upper := func(j, k int) bool {
+		a, b := v.span(j, k)
+		return allCaps(v.src[a:b])
 	}
 	lineStart := true
 	for i := 0; i < len(n) && len(hits) < 64; i++ {
@@ -102,7 +130,7 @@ func scanMarkup(v *view) []markupHit {
 				}
 			}
 		case '<':
-			if h, ok := angleAt(n, i, hasClose); ok {
+			if h, ok := angleAt(n, i, hasClose, upper); ok {
 				hits = append(hits, h)
 				i = h.ne - 1
 			}
@@ -111,13 +139,106 @@ func scanMarkup(v *view) []markupHit {
 				hits = append(hits, h)
 				i = h.ne - 1
 			}
+		case '{':
+			if h, ok := curlyAt(n, i); ok {
+				hits = append(hits, h)
+				i = h.ne - 1
+			}
 		}
 	}
-	return hits
+	if len(hits) > 0 {
+		example = markExamples(n, hits)
+	}
+	return hits, example
+}
+
+// closingNames collects the names of every closing tag ("</name") in n,
+// in one pass.
+func closingNames(n []byte) map[string]bool {
+	m := map[string]bool{}
+	for i := 0; i+2 < len(n); i++ {
+		k := bytes.Index(n[i:], []byte("</"))
+		if k < 0 {
+			break
+		}
+		i += k + 2
+		j := i
+		for j < len(n) && j-i < 40 && isIdentByte(n[j]) {
+			j++
+		}
+		if j > i && len(m) < 4096 {
+			m[string(n[i:j])] = true
+		}
+		i = j - 1
+	}
+	return m
+}
+
+// allCaps reports a tag name written in capitals (GLOBAL, SYSTEM_NOTE): at
+// least three letters, none lowercase.
+func allCaps(s string) bool {
+	letters := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			letters++
+		case 'a' <= c && c <= 'z':
+			return false
+		}
+	}
+	return letters >= 3
+}
+
+// markExamples flags the hits inside an <example>…</example> block (or
+// <examples>, <sample>…) or a ``` code fence: a "### User:" header there
+// illustrates a conversation, it does not fake one.
+func markExamples(n []byte, hits []markupHit) []bool {
+	type region struct{ a, b int }
+	var rs []region
+	for _, open := range []string{"<example", "<sample", "<demo"} {
+		closeTag := "</" + open[1:]
+		for i := 0; i < len(n) && len(rs) < 64; {
+			k := bytes.Index(n[i:], []byte(open))
+			if k < 0 {
+				break
+			}
+			a := i + k
+			e := bytes.Index(n[a:], []byte(closeTag))
+			if e < 0 {
+				break
+			}
+			rs = append(rs, region{a, a + e})
+			i = a + e + len(closeTag)
+		}
+	}
+	for i := 0; i < len(n) && len(rs) < 128; {
+		k := bytes.Index(n[i:], []byte("```"))
+		if k < 0 {
+			break
+		}
+		a := i + k + 3
+		e := bytes.Index(n[a:], []byte("```"))
+		if e < 0 {
+			break
+		}
+		rs = append(rs, region{a, a + e})
+		i = a + e + 3
+	}
+	ex := make([]bool, len(hits))
+	for h := range hits {
+		for _, r := range rs {
+			if hits[h].ns >= r.a && hits[h].ns < r.b {
+				ex[h] = true
+				break
+			}
+		}
+	}
+	return ex
 }
 
 // angleAt parses markup starting with '<' at i.
-func angleAt(n []byte, i int, hasClose func(string) bool) (markupHit, bool) {
+func angleAt(n []byte, i int, hasClose func(string) bool, upper func(j, k int) bool) (markupHit, bool) {
 	j := i + 1
 	// <|token|>
 	if j < len(n) && n[j] == '|' {
@@ -130,12 +251,19 @@ func angleAt(n []byte, i int, hasClose func(string) bool) (markupHit, bool) {
 		}
 		return markupHit{}, false
 	}
-	// <<sys>> and <</sys>>
+	// <<sys>> and <</sys>>, <<important>>
 	if j < len(n) && n[j] == '<' {
 		for _, t := range []string{"<<sys>>", "<</sys>>"} {
 			if hasPrefixAt(n, i, t) {
 				return markupHit{i, i + len(t), mkToken, t}, true
 			}
+		}
+		k := j + 1
+		for k < len(n) && k-j < 40 && isIdentByte(n[k]) {
+			k++
+		}
+		if k > j+1 && k+1 < len(n) && n[k] == '>' && n[k+1] == '>' && markupTags[string(n[j+1:k])] {
+			return markupHit{i, k + 2, mkToken, string(n[i : k+2])}, true
 		}
 		return markupHit{}, false
 	}
@@ -169,7 +297,56 @@ func angleAt(n []byte, i int, hasClose func(string) bool) (markupHit, bool) {
 	if roleTags[name] && (closing || hasClose(name)) {
 		return markupHit{i, e + 1, mkRoleTag, name}, true
 	}
+	if htmlElements[name] || closing || !hasClose(name) {
+		return markupHit{}, false
+	}
+	// a made-up tag wrapping text: named with a word of authority
+	// (<critical_instructions>, <GLOBAL_OVERRIDE>, <ai-note>) or in
+	// capitals (<GLOBAL>)
+	if strong, weak := tagWordsIn(name); strong {
+		return markupHit{i, e + 1, mkTag, name}, true
+	} else if weak || upper(j, k) {
+		return markupHit{i, e + 1, mkOddTag, name}, true
+	}
 	return markupHit{}, false
+}
+
+// tagWordsIn reports whether a tag name holds, as one of its _/- separated
+// words, a word that marks instructions (strong: important, system,
+// override…) or one that addresses or elevates (weak: global, ai, note…).
+func tagWordsIn(name string) (strong, weak bool) {
+	for w := range strings.FieldsFuncSeq(name, func(r rune) bool { return r == '_' || r == '-' }) {
+		switch {
+		case strongTagWords[w]:
+			strong = true
+		case weakTagWords[w]:
+			weak = true
+		}
+	}
+	return strong, weak
+}
+
+var strongTagWords = setOf(`important system instruction instructions hidden secret admin administrator override
+	overrides priority critical urgent mandatory directive directives jailbreak sudo root prompt sysprompt`)
+
+var weakTagWords = setOf(`global ai llm assistant agent model bot note notes notice memo rule rules policy
+	internal confidential private context command commands task tasks orders requirement requirements protocol`)
+
+// htmlElements are the names of HTML elements: markup a description may
+// carry for display.
+var htmlElements = setOf(`html head body div span p a b i u em strong br hr img table tr td th thead tbody tfoot
+	ul ol li pre code h1 h2 h3 h4 h5 h6 script style form input button select option label textarea iframe meta
+	link title section article header footer nav main aside figure figcaption blockquote small sub sup font center
+	dl dt dd abbr cite q s strike tt kbd samp var details summary svg path g canvas video audio source track embed
+	object param noscript template slot picture map area caption col colgroup mark time data output progress meter
+	fieldset legend datalist optgroup wbr ins del bdi bdo rp rt ruby dialog menu address base`)
+
+func setOf(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
 }
 
 func hasPrefixAt(n []byte, i int, t string) bool {
@@ -190,12 +367,60 @@ func bracketAt(n []byte, i int) (markupHit, bool) {
 	for k < len(n) && k-i < 24 && (isIdentByte(n[k]) || n[k] == ' ' || n[k] == '/') {
 		k++
 	}
-	if k >= len(n) || n[k] != ']' || k == i+1 {
+	if k >= len(n) || (n[k] != ']' && n[k] != ':') || k == i+1 {
 		return markupHit{}, false
 	}
-	name := string(n[i+1 : k])
+	name := strings.TrimSpace(string(n[i+1 : k]))
 	if bracketTokens[name] {
 		return markupHit{i, k + 1, mkToken, name}, true
+	}
+	if bracketLabels[name] {
+		return markupHit{i, k + 1, mkOddTag, name}, true
+	}
+	return markupHit{}, false
+}
+
+// labelDirects reports whether the sentence after a bracket label at
+// normalised offset ne gives the model an order: a modal or directive word
+// ("must", "always", "before", "first"…) or an action verb.
+func labelDirects(v *view, ne int) bool {
+	k := v.tokenAt(ne)
+	if k >= len(v.toks) {
+		return false
+	}
+	e := min(int(v.toks[k].sentEnd), k+24)
+	return modalSet.anyIn(v, k, e) || sideActs.anyIn(v, k, min(k+1, e)) || runVerbs.anyIn(v, k, min(k+1, e))
+}
+
+// curlyAt parses {{IMPORTANT}}, {{SYSTEM INSTRUCTION}} and {{hidden_note}}
+// at i: a template placeholder named for instructions.
+func curlyAt(n []byte, i int) (markupHit, bool) {
+	if i+2 >= len(n) || n[i+1] != '{' {
+		return markupHit{}, false
+	}
+	j := i + 2
+	for j < len(n) && n[j] == ' ' && j-i < 4 {
+		j++
+	}
+	k := j
+	for k < len(n) && k-j < 32 && (isIdentByte(n[k]) || n[k] == ' ') {
+		k++
+	}
+	e := k
+	for e > j && n[e-1] == ' ' {
+		e--
+	}
+	if e == j || k+1 >= len(n) || n[k] != '}' || n[k+1] != '}' {
+		return markupHit{}, false
+	}
+	name := string(n[j:e])
+	strong, _ := tagWordsIn(strings.ReplaceAll(name, " ", "_"))
+	switch name {
+	case "system", "sys", "prompt", "root", "admin", "administrator", "secret":
+		return markupHit{}, false // template variables as often as not
+	}
+	if bracketTokens[name] || bracketLabels[name] || strong {
+		return markupHit{i, k + 2, mkToken, name}, true
 	}
 	return markupHit{}, false
 }
@@ -266,6 +491,11 @@ func markupSeverity(h markupHit, ctx ctxKind) (Severity, string) {
 			return Low, "A line starting \"assistant:\" in a result: usually a chat log, sometimes a fake turn."
 		}
 		return Medium, "A line starting \"" + h.name + ":\" in a result: it imitates a system turn."
+	case mkOddTag:
+		if ctx == ctxDef {
+			return Medium, "A made-up tag <" + h.name + "> wrapping text in a definition: tags like this dress instructions up as system text."
+		}
+		return Low, "A made-up tag <" + h.name + "> wrapping text."
 	default: // mkLineChat
 		return Low, "A line starting \"" + h.name + ":\": usually a chat log, sometimes a fake turn."
 	}

@@ -43,6 +43,15 @@ var pathLits = []pathLit{
 	{lit: "/etc/passwd", what: "the system account list"},
 	{lit: "/etc/sudoers", what: "the sudo configuration"},
 	{lit: ".bash_history", what: "shell history"},
+	{lit: ".bashrc", what: "a shell startup file (commands in it run in every shell)"},
+	{lit: ".zshrc", what: "a shell startup file (commands in it run in every shell)"},
+	{lit: ".bash_profile", what: "a shell startup file (commands in it run in every shell)"},
+	{lit: ".zprofile", what: "a shell startup file (commands in it run in every shell)"},
+	{lit: ".bash_login", what: "a shell startup file (commands in it run in every shell)"},
+	{lit: "~/.profile", what: "a shell startup file (commands in it run in every shell)"},
+	{lit: ".ssh\\", what: "the SSH key directory"},
+	{lit: ".git/config", what: "a Git configuration (it can hold tokens)"},
+	{lit: ".htpasswd", what: "stored web passwords"},
 	{lit: ".zsh_history", what: "shell history"},
 	{lit: ".gnupg", what: "GnuPG private keys"},
 	{lit: "wallet.dat", what: "a cryptocurrency wallet"},
@@ -166,4 +175,42 @@ func requested(v *view, ns, ne int) bool {
 		}
 	}
 	return !negSet.anyIn(v, a, ti-1)
+}
+
+// pathExample reports a sensitive path the text only gives as an example
+// or as something it refuses: after "e.g.", "such as", "like" in the same
+// sentence; in a sentence that rejects or blocks it ("… are rejected",
+// "never reads"); or as one quoted item of a list (`".env", "Dockerfile"`).
+func pathExample(v *view, ns, ne int) bool {
+	if len(v.toks) == 0 {
+		return false
+	}
+	ti := v.tokenAt(ns)
+	if ti >= len(v.toks) {
+		return false
+	}
+	tb := max(ti, v.tokenAt(ne)-1)
+	tb = min(tb, len(v.toks)-1)
+	if isMention(v, ti, tb) {
+		return true
+	}
+	sa := sentStartWithin(v, ti, 24)
+	se := min(int(v.toks[ti].sentEnd), ti+24)
+	if refusalWords.anyIn(v, sa, se) {
+		return true
+	}
+	// one quoted item of a list
+	n := v.norm
+	if ns > 0 && ne < len(n) && (n[ns-1] == '"' || n[ns-1] == '\'' || n[ns-1] == '`') && n[ne] == n[ns-1] {
+		after := ne + 1
+		for after < len(n) && n[after] == ' ' {
+			after++
+		}
+		before := ns - 2
+		for before >= 0 && n[before] == ' ' {
+			before--
+		}
+		return after < len(n) && (n[after] == ',' || n[after] == ')') || before >= 0 && (n[before] == ',' || n[before] == '(')
+	}
+	return false
 }

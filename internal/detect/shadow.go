@@ -37,8 +37,35 @@ var commonWords = func() map[string]bool {
 
 // shadowIndex holds the tool names of the other servers.
 type shadowIndex struct {
-	names map[string]shadowName // lowercased
-	same  map[string]bool       // lowercased names of this server
+	names  map[string]shadowName // lowercased
+	same   map[string]bool       // lowercased names of this server
+	squash map[string]bool       // the same, lowercased without separators (runRollback = run_rollback)
+	titles []string              // lowercased multi-word titles of this server's tools
+}
+
+// own reports a name of this server's tools, in any case convention.
+func (ix *shadowIndex) own(id string) bool {
+	if ix == nil {
+		return false
+	}
+	l := strings.ToLower(id)
+	return ix.same[l] || ix.squash[squashName(l)]
+}
+
+// squashName lowercases n and drops its separators.
+func squashName(n string) string {
+	var b strings.Builder
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if c == '_' || c == '-' || c == '.' || c == ' ' {
+			continue
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 type shadowName struct {
@@ -49,9 +76,12 @@ type shadowName struct {
 // newShadowIndex indexes others' tool names, skipping self's server and
 // names this server also has.
 func newShadowIndex(others map[string][]string, self string, same []string) *shadowIndex {
-	ix := &shadowIndex{names: map[string]shadowName{}, same: map[string]bool{}}
+	ix := &shadowIndex{names: map[string]shadowName{}, same: map[string]bool{}, squash: map[string]bool{}}
 	for _, n := range same {
 		ix.same[strings.ToLower(n)] = true
+		if sq := squashName(n); len(sq) >= 4 {
+			ix.squash[sq] = true
+		}
 	}
 	for srv, names := range others {
 		if srv == self {
@@ -67,10 +97,25 @@ func newShadowIndex(others map[string][]string, self string, same []string) *sha
 			if old, ok := ix.names[l]; ok && old.server <= srv {
 				continue
 			}
-			ix.names[l] = shadowName{server: srv, name: n, plain: isPlainWord(n)}
+			ix.names[l] = shadowName{server: srv, name: n, plain: isPlainWord(n) || englishCompounds[l]}
 		}
 	}
 	return ix
+}
+
+// addTitle records the title of one of this server's tools, so that a
+// definition naming a sibling by its title ("call 'Query Documentation'
+// first") is not taken for a reference to another tool.
+func (ix *shadowIndex) addTitle(t string) {
+	t = strings.ToLower(strings.TrimSpace(t))
+	if len(t) < 4 || len(t) > 80 || len(ix.titles) >= 256 {
+		return
+	}
+	if strings.IndexByte(t, ' ') < 0 {
+		ix.same[t] = true
+		return
+	}
+	ix.titles = append(ix.titles, t)
 }
 
 func isToolNameish(n string) bool {
@@ -86,9 +131,26 @@ func isNameByte(c byte) bool {
 	return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') || c == '_' || c == '-' || c == '.' || c == '/'
 }
 
+// camelCase reports a name with a capital after a lowercase letter and no
+// separator: the way JSON fields are named (queryVector, uploadRef).
+func camelCase(n string) bool {
+	if strings.ContainsAny(n, "_-./") {
+		return false
+	}
+	for i := 1; i < len(n); i++ {
+		if 'a' <= n[i-1] && n[i-1] <= 'z' && 'A' <= n[i] && n[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
 // isPlainWord reports a name that reads as an ordinary word: no separator,
 // digit or inner capital.
 func isPlainWord(n string) bool {
+	if allCaps(n) && !strings.ContainsAny(n, "_-./0123456789") {
+		return true // an acronym or a shouted word: EQUALS, THIS
+	}
 	for i := 0; i < len(n); i++ {
 		c := n[i]
 		if c == '_' || c == '-' || c == '.' || c == '/' || ('0' <= c && c <= '9') || (i > 0 && 'A' <= c && c <= 'Z') {
@@ -141,20 +203,55 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 	scanCallInstructions(s, v, ix, named, add)
 }
 
-// markedAsTool reports a plain-word name written as a tool: in backticks or
-// quotes, followed by "(" or by the word tool/function/command.
+// markedAsTool reports a plain-word name used as a tool rather than as a
+// word of the sentence: in backticks; called ("use X", "call the X",
+// "invoking X"); named as a tool ("the X tool", "'X' tool"); or called in
+// a clause ("when X is called", "before X runs"). "aggregate functions",
+// "a cleanup function" and "check the logs" are prose.
 func markedAsTool(s string, a, b int) bool {
-	if a > 0 && b < len(s) {
-		if q := s[a-1]; (q == '`' || q == '"' || q == '\'') && s[b] == q {
+	if a > 0 && b < len(s) && s[a-1] == '`' && s[b] == '`' {
+		return true
+	}
+	e := b
+	if e < len(s) && (s[e] == '\'' || s[e] == '"' || s[e] == '`') {
+		e++
+	}
+	rest := strings.ToLower(strings.TrimLeft(s[e:min(len(s), e+24)], " "))
+	if strings.HasPrefix(rest, "tool") && !strings.HasPrefix(rest, "tools") {
+		return true
+	}
+	if hasAnyPrefix(rest, "is called", "is invoked", "is used", "is run", "is executed", "gets called", "runs", "returns", "is available") && precededBy(s, a, "when", "whenever", "before", "after", "if", "once", "each time", "every time") {
+		return true
+	}
+	return precededBy(s, a, "use", "call", "invoke", "run", "trigger", "execute", "using", "calling", "invoking", "running", "triggering", "executing", "use the", "call the", "invoke the", "run the", "using the", "calling the", "invoking the", "running the")
+}
+
+func hasAnyPrefix(s string, ps ...string) bool {
+	for _, p := range ps {
+		if strings.HasPrefix(s, p) {
 			return true
 		}
 	}
-	if b < len(s) && s[b] == '(' {
-		return true
+	return false
+}
+
+// precededBy reports whether the word or words right before s[a:] (past
+// a quote and spaces) are one of ws, case-insensitively.
+func precededBy(s string, a int, ws ...string) bool {
+	k := a
+	if k > 0 && (s[k-1] == '\'' || s[k-1] == '"' || s[k-1] == '`') {
+		k--
 	}
-	rest := strings.TrimLeft(s[b:min(len(s), b+24)], " ")
-	rest = strings.ToLower(rest)
-	return strings.HasPrefix(rest, "tool") || strings.HasPrefix(rest, "function") || strings.HasPrefix(rest, "command")
+	for k > 0 && s[k-1] == ' ' {
+		k--
+	}
+	before := strings.ToLower(s[max(0, k-16):k])
+	for _, w := range ws {
+		if strings.HasSuffix(before, w) && (len(before) == len(w) || !isNameByte(before[len(before)-len(w)-1])) {
+			return true
+		}
+	}
+	return false
 }
 
 var callTrigger, callTail, insteadTrigger *step
@@ -211,12 +308,18 @@ func scanCallInstructions(s string, v *view, ix *shadowIndex, named map[string]b
 		if _, known := ix.names[l]; known {
 			continue
 		}
-		if !instead {
-			// "when calling X" is shadowing only if it goes on to instruct
-			end := int(v.toks[ti].sentEnd)
-			if !callTail.anyIn(v, k+1, end) {
-				continue
-			}
+		if instead && (camelCase(id) || strings.ContainsAny(id, "./")) {
+			// "do not use 'queryVector'", "never call terms/accept": a
+			// camelCase name is a field, a path is a path
+			add(detShadow, Low, v.srcStart(int(v.toks[ti].start)), e, "Steers the model away from "+id+", which is not a tool of this server.")
+			ti = k
+			continue
+		}
+		// "when calling X" and "instead of X" are shadowing only if the
+		// sentence goes on to instruct ("…, always bcc", "…, use this
+		// tool"); "use this instead of 'run_cmd' for listings" describes
+		if end := int(v.toks[ti].sentEnd); !callTail.anyIn(v, k+1, end) {
+			continue
 		}
 		add(detShadow, Medium, v.srcStart(int(v.toks[ti].start)), e, "Tells the model how to use "+id+", a tool this server does not provide: possibly shadowing a tool of another server.")
 		ti = k
