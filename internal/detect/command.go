@@ -1,6 +1,9 @@
 package detect
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // Shell commands in a definition: a tool description has no reason to
 // carry "rm -rf ~", "curl -X POST … -d @~/.ssh/id_rsa", "echo … >>
@@ -14,6 +17,7 @@ type cmdShape struct {
 	lead string   // the text the command starts with, at a word start
 	need []string // one of these must follow on the same line, within 160 bytes ("": any word but prose)
 	tier uint8    // 2: destroys, persists or sends data out; 1: runs code or escalates; 0: a plain command
+	weak bool     // ordinary in developer guidance (package installs): Medium only when pressed ("you must … first")
 	what string
 }
 
@@ -93,6 +97,25 @@ var cmdShapes = []cmdShape{
 	{lead: "schtasks /create", tier: 2, what: "a scheduled task (persistence)"},
 	{lead: "net user", tier: 1, what: "a Windows account change"},
 	{lead: "certutil -urlcache", tier: 2, what: "a download with certutil"},
+	{lead: "remove-item", need: []string{"-recurse", "-force"}, tier: 2, what: "a forced or recursive delete (PowerShell)"},
+	{lead: "set-executionpolicy", tier: 1, what: "a PowerShell policy change"},
+	{lead: "downloadstring(", tier: 2, what: "PowerShell downloading code to run"},
+	{lead: "new-object net.webclient", tier: 2, what: "PowerShell downloading code to run"},
+	{lead: "find ~", need: []string{"-delete", "-exec"}, tier: 2, what: "a mass delete or exec over the home directory"},
+	{lead: "find $home", need: []string{"-delete", "-exec"}, tier: 2, what: "a mass delete or exec over the home directory"},
+	{lead: "ssh -r ", tier: 2, what: "an SSH reverse tunnel"},
+	{lead: "npm install ", need: []string{""}, weak: true, what: "a package install (npm)"},
+	{lead: "npm i ", need: []string{""}, weak: true, what: "a package install (npm)"},
+	{lead: "npx ", need: []string{""}, weak: true, what: "a package run (npx)"},
+	{lead: "pip install ", need: []string{""}, weak: true, what: "a package install (pip)"},
+	{lead: "pip3 install ", need: []string{""}, weak: true, what: "a package install (pip)"},
+	{lead: "yarn add ", need: []string{""}, weak: true, what: "a package install (yarn)"},
+	{lead: "gem install ", need: []string{""}, weak: true, what: "a package install (gem)"},
+	{lead: "cargo install ", need: []string{""}, weak: true, what: "a package install (cargo)"},
+	{lead: "go install ", need: []string{""}, weak: true, what: "a package install (go)"},
+	{lead: "brew install ", need: []string{""}, weak: true, what: "a package install (brew)"},
+	{lead: "apt install ", need: []string{""}, weak: true, what: "a package install (apt)"},
+	{lead: "apt-get install ", need: []string{""}, weak: true, what: "a package install (apt)"},
 	{lead: "| sh", tier: 2, what: "a pipe into a shell"},
 	{lead: "| bash", tier: 2, what: "a pipe into a shell"},
 	{lead: "|sh", tier: 2, what: "a pipe into a shell"},
@@ -103,17 +126,36 @@ var cmdShapes = []cmdShape{
 	{lead: ">> /etc/", tier: 2, what: "appending to a system file"},
 }
 
-// cmdIndex[b] lists the shapes whose lead starts with byte b.
-var cmdIndex [256][]int
+// Command leads are found two ways: a lead that starts with a word
+// ("rm -rf", "curl ") is tried only at tokens holding that word
+// (cmdWords); a lead that starts with punctuation ("| sh", ">> ~/.",
+// "$(curl") is tried at the bytes of cmdPunct. Either way a position is
+// tried against the few shapes that can start there.
+var (
+	cmdWords, cmdPunct = indexCommands()
+	cmdLeads           = newByteSet("|>/$`:")
+)
 
-var cmdLeads = func() *byteSet {
-	var t byteSet
+func indexCommands() (words map[string][]int, punct *[256][]int) {
+	words = map[string][]int{}
+	punct = new([256][]int)
 	for i, c := range cmdShapes {
-		cmdIndex[c.lead[0]] = append(cmdIndex[c.lead[0]], i)
-		t[c.lead[0]] = true
+		l := c.lead
+		if isAlnum(l[0]) {
+			k := 0
+			for k < len(l) && isAlnum(l[k]) {
+				k++
+			}
+			words[l[:k]] = append(words[l[:k]], i)
+			continue
+		}
+		if !strings.ContainsRune("|>/$`:", rune(l[0])) {
+			panic("detect: command lead starts with an unindexed byte: " + l)
+		}
+		punct[l[0]] = append(punct[l[0]], i)
 	}
-	return &t
-}()
+	return words, punct
+}
 
 const needBudget = 256
 
@@ -122,72 +164,103 @@ type cmdHit struct {
 	shape  *cmdShape
 }
 
-// scanCommands finds shell commands in v.norm: at most 16.
+// scanCommands finds shell commands in v.norm: at most 16, in order.
 func scanCommands(v *view) []cmdHit {
 	n := v.norm
 	var hits []cmdHit
 	// each look-ahead for a "need" reads at most a line of 160 bytes;
 	// hostile text ("curl curl curl …") gets at most needBudget of them
 	budget := needBudget
+	// a command inside another one's span is tried too ("wget … && chmod
+	// 777 …"): overlapping findings merge, keeping the higher severity
+	for ti := 0; ti < len(v.toks) && len(hits) < 16; ti++ {
+		t := &v.toks[ti]
+		i := int(t.start)
+		if !cmdWordStep.hasTok(t) {
+			continue // not a word a command starts with: no lookup
+		}
+		cands := cmdWords[string(n[t.start:t.end])]
+		if cands == nil {
+			continue
+		}
+		// a command starts a word: not "my-rm", "x.cat", "/usr/bin/sudo"
+		if i > 0 {
+			if p := n[i-1]; p == '-' || p == '_' || p == '.' || p == '/' {
+				continue
+			}
+		}
+		if h, ok := matchCommand(n, i, cands, &budget); ok {
+			hits = append(hits, h)
+		}
+	}
+	nw := len(hits)
+	last := 0
 	for i := 0; i < len(n) && len(hits) < 16; i++ {
 		if i = cmdLeads.nextIn(n, i); i >= len(n) {
 			break
 		}
-		c := n[i]
-		// a command starts a word (or follows a quote, backtick, "(" or "$")
-		if i > 0 && c != '|' && c != '>' && c != '/' && c != '$' && c != '`' && c != ':' {
-			if p := n[i-1]; isAlnum(p) || p == '-' || p == '_' || p == '.' || p == '/' {
-				continue
-			}
+		if i < last {
+			continue
 		}
-		for _, si := range cmdIndex[c] {
-			sh := &cmdShapes[si]
-			if !hasPrefixAt(n, i, sh.lead) {
-				continue
-			}
-			e := i + len(sh.lead)
-			if l := sh.lead; len(l) >= 2 && isAlnum(l[len(l)-1]) && isAlnum(l[len(l)-2]) && e < len(n) && isAlnum(n[e]) {
-				continue // "| shell", "printenvelope": the word goes on
-			}
-			if sh.need != nil {
-				if budget--; budget < 0 {
-					continue
-				}
-				line := e
-				for line < len(n) && line-e < 160 && n[line] != '\n' {
-					line++
-				}
-				rest := string(n[e:line])
-				k := -1
-				for _, w := range sh.need {
-					if w == "" {
-						// anything but a bare word after it: "sudo rm", not
-						// "sudo access"
-						if line > e && (isAlnum(n[e]) || n[e] == '-') && !commonAfter(rest) {
-							k = 0
-						}
-						continue
-					}
-					if j := strings.Index(rest, w); j >= 0 && (k < 0 || j+len(w) > k) {
-						k = j + len(w)
-					}
-				}
-				if k < 0 {
-					continue
-				}
-				e += k
-			}
-			// the command runs to the end of its backticks or quotes, or
-			// to the end of the line, at most 120 bytes
-			for e < len(n) && e-i < 120 && n[e] != '\n' && n[e] != '`' && n[e] != '"' && !(n[e] == '.' && (e+1 == len(n) || n[e+1] == ' ')) {
-				e++
-			}
-			hits = append(hits, cmdHit{i, e, sh})
-			i = e - 1
-			break
+		if h, ok := matchCommand(n, i, cmdPunct[n[i]], &budget); ok {
+			hits = append(hits, h)
+			last = h.ne
+			i = h.ne - 1
 		}
 	}
+	if nw > 0 && len(hits) > nw {
+		sort.Slice(hits, func(a, b int) bool { return hits[a].ns < hits[b].ns })
+	}
 	return hits
+}
+
+// matchCommand tries the shapes cands at normalised offset i.
+func matchCommand(n []byte, i int, cands []int, budget *int) (cmdHit, bool) {
+	for _, si := range cands {
+		sh := &cmdShapes[si]
+		if !hasPrefixAt(n, i, sh.lead) {
+			continue
+		}
+		e := i + len(sh.lead)
+		if l := sh.lead; len(l) >= 2 && isAlnum(l[len(l)-1]) && isAlnum(l[len(l)-2]) && e < len(n) && isAlnum(n[e]) {
+			continue // "| shell", "printenvelope": the word goes on
+		}
+		if sh.need != nil {
+			if *budget--; *budget < 0 {
+				continue
+			}
+			line := e
+			for line < len(n) && line-e < 160 && n[line] != '\n' {
+				line++
+			}
+			rest := string(n[e:line])
+			k := -1
+			for _, w := range sh.need {
+				if w == "" {
+					// anything but a bare word after it: "sudo rm", not
+					// "sudo access"
+					if line > e && (isAlnum(n[e]) || n[e] == '-') && !commonAfter(rest) {
+						k = 0
+					}
+					continue
+				}
+				if j := strings.Index(rest, w); j >= 0 && (k < 0 || j+len(w) > k) {
+					k = j + len(w)
+				}
+			}
+			if k < 0 {
+				continue
+			}
+			e += k
+		}
+		// the command runs to the end of its backticks or quotes, or to
+		// the end of the line, at most 120 bytes
+		for e < len(n) && e-i < 120 && n[e] != '\n' && n[e] != '`' && n[e] != '"' && !(n[e] == '.' && (e+1 == len(n) || n[e+1] == ' ')) {
+			e++
+		}
+		return cmdHit{i, e, sh}, true
+	}
+	return cmdHit{}, false
 }
 
 // commonAfter reports prose after "sudo", "pkill"…: "sudo access", "sudo
@@ -224,9 +297,15 @@ func commandContext(v *view, ns, ne int) (directive, negated, example bool) {
 	return directive, negated, example
 }
 
-var runVerbs *step
+var runVerbs, cmdWordStep *step
 
 func initCommandWords() {
+	words := make([]string, 0, len(cmdWords))
+	for w := range cmdWords {
+		words = append(words, w)
+	}
+	sort.Strings(words)
+	cmdWordStep = wordSet(strings.Join(words, "|"))
 	runVerbs = wordSet("run|execute|exec|type|enter|issue|launch|invoke|perform|paste|call|trigger|start|do|use|using|via")
 	strongModal = wordSet("must|always|first|immediately|make sure|be sure|before|required|mandatory|need to|needs to|have to|has to|remember to|do not forget|don t forget|you should|then|after that|afterwards")
 }
@@ -259,7 +338,7 @@ func commandSeverity(v *view, h cmdHit, ctx ctxKind) (Severity, string) {
 		return sevFor(ctx, High, Medium), "Tells the model to run " + what + ": a definition that instructs a shell command is how poisoned tools get code run on the user's machine."
 	case h.shape.tier > 0:
 		return sevFor(ctx, Medium, Low), "Holds " + what + ": a tool description has no reason to carry a shell command like this."
-	case directive && !example:
+	case directive && !example && (!h.shape.weak || strong):
 		return sevFor(ctx, Medium, Low), "Tells the model to run " + what + "."
 	}
 	return Low, "Mentions " + what + "."

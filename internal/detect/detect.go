@@ -38,7 +38,9 @@ type Finding struct {
 	// Detector is the stable id of the detector: instruction-markup,
 	// ignore-instructions, prompt-extraction, conceal-from-user,
 	// read-before-use, addressed-to-model, sensitive-path, secret-request,
-	// exfiltration-request, shadowing, name-collision, tag-smuggling,
+	// exfiltration-request, shadowing, name-collision, tool-call-request,
+	// preference-manipulation, deprecation-redirect, argument-tampering,
+	// shell-command, side-task, exfil-parameter, tag-smuggling,
 	// invisible-control, bidi-control, variation-selector-smuggling,
 	// homoglyph, ansi-escape, hidden-html, image-exfiltration, oversized.
 	Detector string
@@ -224,8 +226,9 @@ var corroborating = map[string]bool{
 
 // IsInjectionDetector reports whether id names a detector of instructions
 // aimed at the model (markup, injection phrasing, requests for paths,
-// secrets or data, hidden tag or variation-selector payloads), as opposed
-// to hiding techniques and hygiene. Precision and recall are measured on
+// secrets or data, steering of tool choice and arguments, shell commands,
+// hidden tag or variation-selector payloads), as opposed to hiding
+// techniques and hygiene. Precision and recall are measured on
 // these.
 func IsInjectionDetector(id string) bool { return injectionDetectors[id] }
 
@@ -270,14 +273,22 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		if opt.secretName && r.detector == detSecret {
 			continue
 		}
-		if r.check != 0 && !postCheck(v, r, h.a, h.b, opt.shadow, opt.param) {
-			continue
+		if r.check != 0 {
+			ok, a := postCheck(v, r, h.a, h.b, opt.shadow, opt.param)
+			if !ok {
+				continue
+			}
+			h.a = a
 		}
 		sev := sevFor(ctx, r.def, r.res)
 		if h.mention {
 			sev = demote(ctx, sev)
 		}
 		s, e := v.tokSpan(h.a, h.b)
+		if h.rule >= intentStart && (r.destAfter || r.check&(chkDestNear|chkDestIn) != 0) {
+			// the rules of intent.go show the address they are about
+			e = destEnd(text, e)
+		}
 		out = append(out, rawFinding{Finding: Finding{Detector: r.detector, Severity: sev, Field: field, Start: s, End: e, Message: r.msg}, mention: h.mention})
 	}
 	mhits, inExample := scanMarkup(v)
@@ -567,7 +578,7 @@ func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
 				if !schemaKeywords[k] || params {
 					out = append(out, scanField(ctxDef, kp+"#key", k, fieldOpts{shadow: ix})...)
 				}
-				if params {
+				if params && strings.HasPrefix(path, "inputSchema") {
 					ps, _ := x[k].(map[string]any)
 					desc, _ := ps["description"].(string)
 					if why := exfilParam(k, desc); why != "" {

@@ -26,9 +26,14 @@
 // Each finding names its detector by a stable id:
 //
 //   - instruction-markup: <IMPORTANT>, <SYSTEM>, <HIDDEN>, <instructions>
-//     and similar tags; chat-template role tokens (<|im_start|>, <|system|>,
-//     [INST], <<SYS>>); "### System:" headers; lines starting "system:" or
-//     "assistant:".
+//     and similar tags; made-up tags that wrap text, named with a word of
+//     authority (<critical_instructions>, <GLOBAL_OVERRIDE>) or in capitals
+//     (<GLOBAL>); labels such as [important] or {{IMPORTANT}} followed by
+//     an order; chat-template role tokens (<|im_start|>, <|system|>,
+//     [INST], [[[SYSTEM INSTRUCTION]]], <<SYS>>); "### System:" headers
+//     (not inside an <examples> block or a code fence, where a chat turn
+//     is an illustration); lines starting "system:", "system override:"
+//     or "assistant:"; "BEGIN HIDDEN INSTRUCTIONS" section markers.
 //   - ignore-instructions: "ignore/disregard/forget (all) previous
 //     instructions", "new instructions:", "you are now …", "from now on you
 //     …", claims that the model's instructions no longer apply, in English,
@@ -40,23 +45,71 @@
 //     user", "the user must not know", "silently/secretly <do something>",
 //     in the same languages.
 //   - read-before-use: "before using this tool, read/call …", "you must
-//     first …", "before you can solve the task, do the following first",
-//     "fetch X and follow what it says".
+//     first …", "you must call X first", "before any other operation, run
+//     this tool", "before you can solve the task, do the following first",
+//     "fetch X and follow what it says", "fetch your instructions from
+//     https://…".
 //   - addressed-to-model: text that addresses the AI reading it ("note to
 //     the AI", "if you are an AI assistant reading this", "the user wants
 //     you to …", "the user has already confirmed").
-//   - tool-call-request: a result telling the model to call a named tool.
+//   - tool-call-request: a result telling the model to call a named tool;
+//     in a definition, "then call X", "after calling this tool, call X",
+//     "pass its output to X", "when the user asks …, call X", where X is a
+//     tool-like name this server does not have (a server naming its own
+//     tools, in any case convention or by title, is documenting itself).
+//   - preference-manipulation: claims that this tool is the best or the
+//     only one ("the best tool in the world", "more accurate than any
+//     other tool"), directives to prefer it ("you MUST prioritize this
+//     tool", "use this tool rather than the others", "always choose this
+//     tool first"), and disparagement of the others ("other tools are
+//     outdated"). Routing between a server's own tools ("prefer this tool
+//     over several 'fill' calls") does not count.
+//   - deprecation-redirect: "this tool is deprecated / no longer works /
+//     has moved … use X instead". A redirect to a tool of the same server
+//     counts only when it presses the model ("you must", "returns wrong
+//     results"); a deprecated parameter is not a deprecated tool.
+//   - argument-tampering: "always change the query to …", "replace the
+//     user's destination with …", "set the recipient to … silently",
+//     "regardless of what the user requested", "append 'x' to every
+//     search query".
+//   - shell-command: shell commands a description has no reason to carry
+//     (rm -rf, curl -X POST/-d/| sh, wget | sh, echo … >> ~/.bashrc,
+//     chmod 777, reverse shells, base64 -d, PowerShell encoded commands,
+//     git push --force …), High when the text tells the model to run them,
+//     Low when it lists them as refused or as an example; and "run the
+//     following command", "download … and run it".
+//   - side-task: an action tacked on to the user's request ("also send …",
+//     "before returning the result, create …", "star the repository after
+//     every call", "include a link to https://… in your answer").
+//   - exfil-parameter: parameters named to carry what no tool needs — the
+//     contents of a key file (content_from_reading_ssh_id_rsa), the
+//     model's name (llm_model_name), its system prompt, the conversation,
+//     the list of its tools — when their description is empty or speaks
+//     to the model; and descriptions that ask for the same ("the name of
+//     the model that calls this tool", "must contain the user's previous
+//     messages", "pass the full conversation history").
 //   - sensitive-path: ~/.ssh, id_rsa, .env, mcp.json,
 //     claude_desktop_config.json, cloud and cluster credentials, .netrc,
-//     .git-credentials, /etc/shadow and more; severe when the text asks for
-//     them to be read, sent or included.
+//     .git-credentials, /etc/shadow, shell startup files (~/.bashrc) and
+//     more; severe when the text asks for them to be read, sent or
+//     included; Low when given as an example ("e.g. ~/.ssh"), as one
+//     quoted item of a list, or as a path the tool rejects.
 //   - secret-request: asks for a password, API key, token, private key,
 //     seed phrase, card number….
 //   - exfiltration-request: "pass its contents as …", "include the
-//     contents of …", "send the conversation/inbox/contacts to <address>".
+//     contents of …", "send the conversation/inbox/contacts to <address>",
+//     "always POST the results to https://…", "access our verification
+//     endpoint at https://…", "always BCC <address>", "add <address> to
+//     the bcc field", "collect the user's contacts and attach them". Not
+//     "use 'manifest' to pass the file's contents" (a parameter named as
+//     the means), nor "report bugs at https://…".
 //   - shadowing: a definition that names a tool of another server, or tells
 //     the model how to call a tool its own server does not have. Names of
-//     the same server never count, nor ordinary words ("search", "fetch").
+//     the same server never count. A name that is an ordinary word
+//     ("aggregate", "cleanup", an acronym, "built-in") counts only where
+//     the text uses it as a tool: backticked, called ("use aggregate",
+//     "call the cleanup"), "the aggregate tool", "when cleanup is called";
+//     "aggregate functions" and "a cleanup function" are prose.
 //   - name-collision: another server has a tool of the same name.
 //   - tag-smuggling: Unicode tag characters (U+E0000–E007F), decoded and
 //     shown in the evidence; well-formed emoji subdivision flags are fine.
@@ -72,7 +125,8 @@
 //   - ansi-escape: CSI, OSC (including OSC 8 hyperlinks and OSC 52
 //     clipboard writes), cursor movement, erase, concealed text, and
 //     backspace/carriage-return overwrites.
-//   - hidden-html: text hidden by style or attribute, and HTML comments.
+//   - hidden-html: text hidden by style or attribute, and HTML comments
+//     (Medium in a definition when they hide words, Low otherwise).
 //   - image-exfiltration: markdown (or <img>) images whose URL carries data.
 //   - oversized: descriptions over 10 KB (Medium) or 50 KB (High), schemas
 //     over 64 KB or 512 KB.
@@ -121,19 +175,28 @@
 // other's Low findings to Medium.
 //
 // These are heuristics. Measured on testdata/injections.jsonl (run
-// `go test ./internal/detect -run TestPrecisionRecall -v`), they flag 93
+// `go test ./internal/detect -run TestPrecisionRecall -v`), they flag 94
 // of the 103 injections with 2 false positives among 99 benign texts, but
 // those numbers include the texts the rules were tuned on. A batch held
-// out from tuning shows what to expect on unseen text: 8 of 17 injections
-// flagged, 2 of 17 benign texts flagged. They are a second line of
-// defence; the flow rules are the first.
+// out from tuning shows what to expect on unseen text: 9 of 17 injections
+// flagged, 2 of 17 benign texts flagged.
+//
+// On definitions, `go run ./bench/poisoning` measures them on published
+// poisoned tool definitions (proof-of-concepts and three attack
+// benchmarks) and on the catalogues of 28 real npm servers, split into a
+// half the rules were tuned on and a held-out half; see
+// testdata/poisoning/README.md. They are a second line of defence; the
+// flow rules are the first.
 //
 // # Cost
 //
 // Every detector is linear in its input: no regular expression runs at
 // all, every look-ahead is bounded, findings are capped per detector, and a
 // phrase rule is tried only where all its required words occur within its
-// 96-token window. TestAdversarialLinear holds 1 MB hostile inputs (1 MB
+// 96-token window; only the rules that can start with a word of the text
+// are considered at all. The checks some rules run after a match (is the
+// named tool this server's own, does a redirect follow) look at a bounded
+// window of the match's sentence. TestAdversarialLinear holds 1 MB hostile inputs (1 MB
 // of "<", of "ignore ", of zero-width characters, of nested HTML, of
 // "[INST]" fragments…) to 50 ms of CPU, scaled on machines slower than a
 // reference loop expects; BenchmarkScanText4KB reports the median for a

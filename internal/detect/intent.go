@@ -6,17 +6,20 @@ import (
 )
 
 // Intent rules: instructions in a definition that steer the model's choice
-// of tools or its arguments rather than smuggle a whole new task —
-// preference manipulation ("this is the best tool in the world", "always
-// use this tool rather than others"), tool chaining ("then call X",
-// "before any other operation, execute this tool"), deprecation redirects
-// ("this tool is deprecated, use X"), argument tampering ("always change
-// the query to …"), calls to outside endpoints ("verify at https://…") and
-// blind copies ("always BCC …"). They are phrase rules like the others
-// (rules.go); some add a check after the match that needs more than the
-// words (check, below): a modal verb in the sentence, a reference to a tool
-// this server does not have, a redirect to another tool after a
-// deprecation notice.
+// of tools or its arguments, or tack something on to the user's request,
+// rather than hand it a whole new task — preference manipulation ("this is
+// the best tool in the world", "always use this tool rather than others"),
+// tool chaining ("then call X", "before any other operation, execute this
+// tool"), deprecation redirects ("this tool is deprecated, use X"),
+// argument tampering ("always change the query to …"), outside endpoints
+// ("access our verification endpoint at https://…"), blind copies ("always
+// BCC …"), side tasks ("also send …"), requests for the model's identity or
+// context, and commands to run (the shell syntax itself is command.go's).
+// They are phrase rules like the others (rules.go); many add checks after
+// the match that need more than the words (phraseRule.check, below): a
+// modal verb in the sentence, whether the tool named is this server's own,
+// a redirect to another tool after a deprecation notice. Every check looks
+// at a bounded window of tokens or bytes.
 
 const (
 	detPrefer    = "preference-manipulation"
@@ -30,12 +33,12 @@ const (
 // post-match checks (phraseRule.check)
 const (
 	chkModal         uint32 = 1 << iota // the sentence holds a modal or directive word (must, always, make sure…)
-	chkForeign                          // the sentence names a tool-like identifier this server does not have
+	chkForeign                          // the object of the match's last verb of calling is a tool-like name this server does not have
 	chkNotOwn                           // skip when the sentence names one of this server's own tools
 	chkRedirect                         // a redirect to a tool ("use X instead") follows within a few sentences
 	chkVerb                             // a verb of reading, calling or sending occurs in the sentence outside the match
 	chkNotInstr                         // skip "use 'manifest' to pass …": a parameter named as the means
-	chkNotPer                           // skip when the token before is "per", "each", "every"
+	chkNotPer                           // skip "per API key", "for each token": the secret qualifies something, nobody asks for it
 	chkNotForward                       // skip "forward in (browser) history": navigation, not sending
 	chkDeprec                           // the verb's object is a tool: another server's, or this server's with pressure
 	chkNotAs                            // skip when "as" occurs inside the match ("send one as the prompt")
@@ -52,9 +55,10 @@ const (
 	chkDeprecSubject                    // the deprecated thing is this tool ("this tool is deprecated", "DEPRECATED: …"), not a parameter
 	chkImperative                       // the match opens a clause: a sentence start, or after "and", "then", "also", "must"…
 	chkCovert                           // the sentence says to do it quietly or always ("silently", "regardless", "every time")
-	chkNotSelf                          // skip when the sentence is about this tool ("this tool is deprecated" is another rule's)
+	chkNotSelf                          // skip when the match says "this" ("this tool is deprecated" is another rule's)
 	chkRedirectF                        // as chkRedirect, but the redirect must be to a tool of another server
 	chkEndNotIdent                      // the last word of the match is a word, not part of an identifier ("search" in search_issues)
+	chkActBefore                        // an action verb opens a clause within 8 tokens before the match ("star the repo after every call"); the finding starts there
 )
 
 var intentClasses = map[string]string{
@@ -221,7 +225,7 @@ var intentRules = []phraseRule{
 		msg: "Says a tool has moved and points the model to another: a deprecation redirect."},
 	{detector: detDeprecate, pattern: "{this tool|this function|this endpoint|this api} {cannot|can t|can not|is unable to|won t|will not|does not|doesn t|must not|should not|may not|is not allowed to|is not permitted to|no longer} {process|handle|serve|be used|work|answer|support|run|access|return|provide|fulfil|fulfill|complete|perform|accept|respond}", def: Medium, res: Low, mention: true, check: chkRedirectF,
 		msg: "Says this tool cannot do the job and sends the model to another tool: a redirect to a tool the user did not choose."},
-	{detector: detSideTask, pattern: "@actV ~8 {after every|after each|with every|with each|on every|on each|every time|each time|whenever you|whenever this|before every|before each|for every|for each} {call|use|request|invocation|query|search|response|answer|time|run|tool call|reply|message|email|action|operation}", def: Medium, res: Low, mention: true, negatable: true, check: chkNotUser | chkImperative,
+	{detector: detSideTask, pattern: "{after every|after each|with every|with each|on every|on each|every time|each time|whenever you|whenever this|before every|before each|for every|for each} {call|use|request|invocation|query|search|response|answer|time|run|tool call|reply|message|email|action|operation}", def: Medium, res: Low, mention: true, check: chkActBefore,
 		msg: "Tells the model to do something more on every call: a side task the user did not ask for."},
 	{detector: detSideTask, pattern: "{include|add|insert|append|embed|show|display|mention|recommend|promote|put} {a|the|this|our}? {link|url|hyperlink|banner|ad|advert|advertisement|promotion|promo|promo code|discount code|coupon|coupon code|referral link|affiliate link|sponsored link|tracking link|tracking pixel|image} ~4", def: Medium, res: Low, mention: true, destAfter: true, negatable: true, check: chkImperative,
 		msg: "Tells the model to put a link of the definition's choosing in its answer: the definition advertises or tracks through the model."},
@@ -246,6 +250,17 @@ var intentRules = []phraseRule{
 	{detector: detExfil, pattern: "{access|visit|call|contact|ping|query|hit|request|fetch|open|load|go to|navigate to|connect to|post to|send a request to|make a request to|send data to|report to} {the|this|our|a}? {following}? {endpoint|url|webhook|server|address|link|page|site|api}", def: Medium, res: Low, mention: true, negatable: true, check: chkDestNear | chkModal,
 		msg: "Tells the model to contact an outside endpoint: a way to make it send data to a server the user does not know."},
 
+	// trust claims and comparisons
+	{detector: detPrefer, pattern: "{this tool|this function|this service|this server|this api|it} {is|has been} {officially|fully|formally}? {verified|certified|endorsed|approved|recommended|trusted|vetted|audited|authorized|authorised|sanctioned|whitelisted|allowlisted} {by|from} {openai|anthropic|google|microsoft|the platform|the system|the administrator|your administrator|the admin|the developers|your developers|experts|security experts|the security team|the mcp|the official|the operator|the organization|the organisation|your organization|your organisation|the company|your company|the user s company}", def: Medium, res: Low, mention: true,
+		msg: "Claims an authority vouches for this tool: preference manipulation by borrowed trust."},
+	{detector: detPrefer, pattern: "{recommended|preferred|designated|mandatory|required|approved|official} {tool|choice|option|function|service} {for all|for every|for any|for everything|in all cases|at all times|above all others}", def: Medium, res: Low, mention: true,
+		msg: "Claims to be the designated tool for everything: preference manipulation."},
+	{detector: detPrefer, pattern: "{unlike|compared to|compared with|in contrast to} {other|the other|any other|most other|all other|competing|similar|alternative} ~1 {tool|tools|function|functions|server|servers|service|services|api|apis|solution|solutions|options}", def: Medium, res: Low, mention: true,
+		msg: "Compares itself with the other tools to win the model's choice: preference manipulation."},
+	// consent bypass
+	{detector: detConceal, pattern: "{do not|don t|never|no need to|without|skip|avoid} {ask|asking|prompt|prompting|check with|checking with|consult|consulting|confirm with|wait for|waiting for|request|requesting|seek|seeking|get|getting} {the user|the user s|users|the human|anyone|them}? {for}? {confirmation|permission|approval|consent|authorization|authorisation|a confirmation|explicit consent|their consent|their approval|their permission}", def: Medium, res: Low, mention: true, check: chkImperative,
+		msg: "Tells the model to act without the user's confirmation: consent the user never gave."},
+
 	// ---- the model's identity and context requested
 	{detector: detExfilArg, pattern: "{the|this|your} {name|identity|version|type|kind|identifier|id|vendor|provider} of {the|your|this}? {llm|ai|model|assistant|agent|language model|llm model|ai model|ai assistant|ai agent|chatbot|bot} {that|which|who|currently}? {calls|is calling|uses|is using|invokes|is invoking|runs|executes|called|invoked|used|operates|reads|answers}", def: Medium, res: Low, mention: true,
 		msg: "Asks for the name of the model calling the tool: a tool has no need of it, and it lets an attacker profile the agent."},
@@ -255,7 +270,16 @@ var intentRules = []phraseRule{
 		msg: "Asks for the conversation (the user's messages, the prompt) to be put in a field: the shape of an exfiltration parameter."},
 }
 
-var selfObj, clauseOpeners, covertOrAlways, sideActs, userWords, purposeWords, selfRefs, canWords, feedbackWords, pressure, modalSet, redirectVerbs, ownSkip, perSet, instrUse, forwardNav, toolNoun, callVerbs, articles *step
+// word sets of the checks (compiled in initIntentWords)
+var (
+	modalSet, pressure, covertOrAlways *step // directive words; words that press; "silently", "always"
+	redirectVerbs, callVerbs, toolNoun *step // "use X instead"; verbs of calling; "tool", "function"…
+	articles, selfObj, selfRefs        *step // words before a call's object; "this", "it"; "this tool"
+	userAdvice, userWords, canWords    *step // "tell the user to"; the user as subject; "can", "may"
+	clauseOpeners, purposeWords        *step // words a clause-opening order follows; "for", "when"…
+	sideActs, feedbackWords, perSet    *step // actions; "feedback", "bugs"; "per", "each"
+	instrUse, forwardNav               *step // "use 'x' to"; "forward in history"
+)
 
 // lexicon ids of single words the checks look for
 var idTo, idForward, idAs, idThis, idIt int16
@@ -266,7 +290,7 @@ func initIntentWords() {
 	perSet = wordSet("per|each|every|by")
 	instrUse = wordSet("use|using|via|through")
 	forwardNav = wordSet("in|through|back|and back|one page|a page|to the next|history")
-	ownSkip = wordSet("tell the user|ask the user|inform the user|let the user")
+	userAdvice = wordSet("tell the user|ask the user|inform the user|let the user")
 	canWords = wordSet("can|may|could|might|optionally|will|would|it|they|which|that|to")
 	purposeWords = wordSet("for|when|to|if|instead|than|besides|except|unless|while|on|with|in this|during")
 	selfRefs = wordSet("this tool|this function|this one|this service|this server|this api|only this|use this|use me|call me")
@@ -288,7 +312,19 @@ func initIntentWords() {
 }
 
 // postCheck runs a rule's extra checks on a match [a, b]; false drops it.
-func postCheck(v *view, r *phraseRule, a, b int, ix *shadowIndex, param bool) bool {
+func postCheck(v *view, r *phraseRule, a, b int, ix *shadowIndex, param bool) (bool, int) {
+	c := r.check
+	if c&chkActBefore != 0 {
+		k := actBefore(v, a)
+		if k < 0 {
+			return false, a
+		}
+		a = k
+	}
+	return postChecks(v, r, a, b, ix, param), a
+}
+
+func postChecks(v *view, r *phraseRule, a, b int, ix *shadowIndex, param bool) bool {
 	c := r.check
 	sa := sentStartWithin(v, a, 48)
 	se := min(int(v.toks[a].sentEnd), a+64, len(v.toks)-1)
@@ -652,7 +688,7 @@ func redirectAfter(v *view, k int, ix *shadowIndex) (own, foreign bool) {
 		if n == 0 {
 			continue
 		}
-		if ownSkip.anyIn(v, max(0, i-4), i-1) {
+		if userAdvice.anyIn(v, max(0, i-4), i-1) {
 			continue // "tell the user to migrate to …": advice for the person
 		}
 		j := min(end, i+n+5)
@@ -727,4 +763,48 @@ func commaBefore(v *view, a int) bool {
 		k--
 	}
 	return k >= 0 && (v.norm[k] == ',' || v.norm[k] == '-' || v.norm[k] == '(')
+}
+
+// destEnd extends a span ending at e over the e-mail address or URL that
+// follows on the same line, so the evidence shows where the data would go;
+// the span grows by at most 100 bytes.
+func destEnd(text string, e int) int {
+	lim := min(len(text), e+100)
+	for k := e; k < lim; k++ {
+		c := text[k]
+		if c == '\n' {
+			return e
+		}
+		if c == '@' || c == ':' && strings.HasPrefix(text[k:], "://") {
+			j := k
+			for j < len(text) && j < e+100 && text[j] != ' ' && text[j] != '\n' && text[j] != '"' && text[j] != '\'' && text[j] != '`' && text[j] != ')' && text[j] != '>' {
+				j++
+			}
+			for j > k && (text[j-1] == '.' || text[j-1] == ',' || text[j-1] == ';') {
+				j--
+			}
+			return j
+		}
+	}
+	return e
+}
+
+// actBefore finds, in the 8 tokens before token a and in its sentence, an
+// action verb that opens a clause and is not negated nor told to the user
+// ("star the repository after every call"), and returns its index, or -1.
+func actBefore(v *view, a int) int {
+	sa := sentStartWithin(v, a, 8)
+	for k := a - 1; k >= sa; k-- {
+		if sideActs.matchAt(v, k, a-1) == 0 || v.toks[k].flags&tokInIdent != 0 {
+			continue
+		}
+		if k > sa && v.toks[k].flags&tokSentStart == 0 && !commaBefore(v, k) && clauseOpeners.matchAt(v, k-1, k-1) == 0 {
+			continue
+		}
+		if negUserBefore(v, k, sa) || negSet.anyIn(v, max(sa, k-3), k-1) {
+			return -1
+		}
+		return k
+	}
+	return -1
 }

@@ -53,29 +53,31 @@ var bracketTokens = map[string]bool{
 	"system override": true, "developer mode": true, "system instruction": true, "system instructions": true,
 	"hidden instruction":  true,
 	"hidden instructions": true, "important instruction": true, "important instructions": true,
-	"important note": true, "important notice": true, "urgent instruction": true, "critical instruction": true,
+	"urgent instruction": true, "critical instruction": true,
 	"note to ai": true, "note to assistant": true, "note to the ai": true, "note to the assistant": true,
 	"ai instructions": true, "ai instruction": true, "ai note": true, "ai only": true, "for ai": true, "for the ai": true,
 	"assistant only": true, "llm only": true, "agent only": true, "admin note": true, "admin instruction": true,
-	"system notice": true, "system update": true, "system alert": true, "system command": true, "system directive": true,
-	"system rule": true, "system rules": true, "system requirement": true, "admin notice": true, "admin message": true,
-	"admin override": true, "security notice": true, "security override": true,
-	"developer instruction": true, "developer instructions": true, "developer note": true,
+	"system command": true, "system directive": true,
+	"system rule": true, "system rules": true, "admin override": true, "security override": true,
+	"developer instruction": true, "developer instructions": true,
 }
 
 // bracketLabels are labels a benign text may also use ("[CRITICAL] opens
 // a browser"): a warning, and severe only with another sign.
 var bracketLabels = map[string]bool{
 	"important": true, "urgent": true, "critical": true, "mandatory": true, "priority": true, "override": true,
-	"instruction": true, "instructions": true, "hidden": true, "secret": true,
+	"instruction": true, "instructions": true, "hidden": true, "secret": true, "important note": true,
+	"important notice": true, "system notice": true, "system update": true, "system alert": true,
+	"system requirement": true, "admin notice": true, "admin message": true, "security notice": true,
+	"developer note": true, "notice to ai": true,
 }
 
 var lineRoles = map[string]uint8{
 	"system": mkLineRole, "assistant": mkLineRole, "developer": mkLineRole, "human": mkLineChat, "user": mkLineChat,
 	"system override": mkLineRole, "system note": mkLineRole, "system notice": mkLineRole, "system instruction": mkLineRole,
-	"system instructions": mkLineRole, "system directive": mkLineRole, "system alert": mkLineRole, "system update": mkLineRole,
-	"admin override": mkLineRole, "admin instruction": mkLineRole, "admin instructions": mkLineRole, "admin note": mkLineRole,
-	"admin notice": mkLineRole, "developer override": mkLineRole, "developer note": mkLineRole, "security override": mkLineRole,
+	"system instructions": mkLineRole, "system directive": mkLineRole,
+	"admin override": mkLineRole, "admin instruction": mkLineRole, "admin instructions": mkLineRole,
+	"developer override": mkLineRole, "security override": mkLineRole,
 	"ai instructions": mkLineRole, "assistant instructions": mkLineRole, "model instructions": mkLineRole,
 }
 
@@ -326,11 +328,23 @@ func tagWordsIn(name string) (strong, weak bool) {
 	return strong, weak
 }
 
-var strongTagWords = setOf(`important system instruction instructions hidden secret admin administrator override
-	overrides priority critical urgent mandatory directive directives jailbreak sudo root prompt sysprompt`)
+// systemWordIn reports whether a tag name has "system" as one of its
+// words (<system-reminder>, <system_note>).
+func systemWordIn(name string) bool {
+	for w := range strings.FieldsFuncSeq(name, func(r rune) bool { return r == '_' || r == '-' }) {
+		if w == "system" {
+			return true
+		}
+	}
+	return false
+}
 
-var weakTagWords = setOf(`global ai llm assistant agent model bot note notes notice memo rule rules policy
-	internal confidential private context command commands task tasks orders requirement requirements protocol`)
+var strongTagWords = setOf(`important instruction instructions hidden secret admin administrator override overrides
+	directive directives jailbreak sudo sysprompt`)
+
+var weakTagWords = setOf(`global ai llm assistant agent model bot note notes notice memo rule rules policy system
+	internal confidential private context command commands task tasks orders requirement requirements protocol
+	priority critical urgent mandatory root prompt`)
 
 // htmlElements are the names of HTML elements: markup a description may
 // carry for display.
@@ -419,8 +433,11 @@ func curlyAt(n []byte, i int) (markupHit, bool) {
 	case "system", "sys", "prompt", "root", "admin", "administrator", "secret":
 		return markupHit{}, false // template variables as often as not
 	}
-	if bracketTokens[name] || bracketLabels[name] || strong {
+	if bracketTokens[name] || strong {
 		return markupHit{i, k + 2, mkToken, name}, true
+	}
+	if bracketLabels[name] {
+		return markupHit{i, k + 2, mkOddTag, name}, true
 	}
 	return markupHit{}, false
 }
@@ -494,6 +511,9 @@ func markupSeverity(h markupHit, ctx ctxKind) (Severity, string) {
 	case mkOddTag:
 		if ctx == ctxDef {
 			return Medium, "A made-up tag <" + h.name + "> wrapping text in a definition: tags like this dress instructions up as system text."
+		}
+		if systemWordIn(h.name) {
+			return Medium, "A made-up tag <" + h.name + "> wrapping text in a result: text dressed as a message from the system."
 		}
 		return Low, "A made-up tag <" + h.name + "> wrapping text."
 	default: // mkLineChat

@@ -119,6 +119,7 @@ func init() {
 	for k, v := range intentClasses {
 		classes[k] = v
 	}
+	intentStart = len(phraseRules)
 	phraseRules = append(phraseRules, intentRules...)
 	for i := range phraseRules {
 		r := &phraseRules[i]
@@ -142,6 +143,9 @@ func init() {
 	buildRuleIndex()
 	lex.frozen = true
 }
+
+// intentStart is the index of the first of intentRules in phraseRules.
+var intentStart int
 
 var negSet, cueBefore, cueAfter, requestVerbs, secretWords, contentWords, refusalWords *step
 
@@ -485,7 +489,9 @@ const maxHitsPerRule = 8
 type phraseScratch struct {
 	next, checked []int32
 	count         []uint8
-	possible      []bool // rules possible somewhere in the text
+	possible      []bool   // rules possible somewhere in the text
+	seenRule      []uint32 // generation at which a rule was last considered
+	gen           uint32
 	win, all, st  []uint64
 	m             matcher
 }
@@ -496,6 +502,7 @@ var scratchPool = sync.Pool{New: func() any {
 		checked:  make([]int32, len(phraseRules)),
 		count:    make([]uint8, len(phraseRules)),
 		possible: make([]bool, len(phraseRules)),
+		seenRule: make([]uint32, len(phraseRules)),
 	}
 }}
 
@@ -528,16 +535,32 @@ func matchPhrases(v *view) []phraseHit {
 	clear(startIDs)
 	any := false
 	possible := sc.possible
-	for ri := range phraseRules {
-		r := &phraseRules[ri]
-		possible[ri] = false
-		if !stepPossible(r.first, all) || !rulePossible(r, all) {
-			continue
-		}
-		possible[ri] = true
-		any = true
-		for _, w := range r.first.firstWords {
-			startIDs[w] |= r.first.first[w] & all[w]
+	clear(possible)
+	// only the rules that can start with a word of the text are candidates
+	// (ruleIndex): a short field holds few words, and most rules start with
+	// none of them
+	if sc.gen++; sc.gen == 0 {
+		clear(sc.seenRule) // the counter wrapped
+		sc.gen = 1
+	}
+	for w, x := range all {
+		for ; x != 0; x &= x - 1 {
+			id := w<<6 + bits.TrailingZeros64(x)
+			for _, ri := range ruleIndex[id] {
+				if sc.seenRule[ri] == sc.gen {
+					continue
+				}
+				sc.seenRule[ri] = sc.gen
+				r := &phraseRules[ri]
+				if !rulePossible(r, all) {
+					continue
+				}
+				possible[ri] = true
+				any = true
+				for _, fw := range r.first.firstWords {
+					startIDs[fw] |= r.first.first[fw] & all[fw]
+				}
+			}
 		}
 	}
 	if !any {
