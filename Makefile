@@ -2,6 +2,7 @@
 
 GO       ?= go
 NPM_DIR  := testdata/npm
+CONFORMANCE_DIR := testdata/conformance
 STATICCHECK_VERSION := v0.8.2
 
 .PHONY: all build test deps lint fuzz bench clean
@@ -12,11 +13,16 @@ build:
 	$(GO) build -o bin/weir ./cmd/weir
 
 # deps installs the real MCP peers the end-to-end tests run against,
-# exactly as pinned in testdata/npm/package-lock.json.
-deps: $(NPM_DIR)/node_modules/.package-lock.json
+# exactly as pinned in testdata/npm/package-lock.json, and the official MCP
+# conformance suite with the Node 22 it needs, as pinned in
+# testdata/conformance/package-lock.json.
+deps: $(NPM_DIR)/node_modules/.package-lock.json $(CONFORMANCE_DIR)/node_modules/.package-lock.json
 
 $(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package-lock.json
 	npm ci --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error
+
+$(CONFORMANCE_DIR)/node_modules/.package-lock.json: $(CONFORMANCE_DIR)/package-lock.json
+	npm ci --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --loglevel=error
 
 # test runs every test: unit, property, golden, and end-to-end against the
 # real peers, plus the static checks.

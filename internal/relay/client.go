@@ -173,7 +173,13 @@ var errStop = errors.New("stop")
 // forward sends a client request to the server under an id of Weir's own,
 // and answers it with an error if the server cannot take it.
 func (r *Relay) forward(ctx context.Context, line []byte, p *pending) {
-	id, err := r.ids.add(p, r.opts.RequestTimeout, r.timedOut)
+	timeout := r.opts.RequestTimeout
+	if p.method == "subscriptions/listen" {
+		// A listen request is answered only when the subscription ends:
+		// it is a stream, not a request that can be late.
+		timeout = -1
+	}
+	id, err := r.ids.add(p, timeout, r.timedOut)
 	if err != nil {
 		r.replyError(p.clientID, jsonrpc.CodeServerUnavailable,
 			fmt.Sprintf("the MCP server %q is no longer running (%v)", r.opts.Server, err))
@@ -252,7 +258,11 @@ func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage
 	pol := r.callPolicy(p)
 	c := engine.Call{Server: r.opts.Server, Tool: p.tool, Labels: p.labels, Args: args}
 	r.withheldTool(ctx, &c)
+	start := time.Now()
 	d, err := r.decide(ctx, pol, c)
+	if r.opts.Observe != nil {
+		r.opts.Observe(time.Since(start))
+	}
 	if err != nil {
 		// Fail closed: a call Weir cannot judge does not run.
 		d = engine.Decision{Verdict: flow.Block, Rule: engine.RuleInternal, Reason: err.Error(), Enforced: pol.Mode == policy.Enforce}

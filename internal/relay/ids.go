@@ -103,6 +103,13 @@ func (t *idTable) takeLocked(id int64) *pending {
 	return p
 }
 
+// peek returns the request in flight under Weir's id, leaving it there.
+func (t *idTable) peek(id int64) *pending {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.waiting[id]
+}
+
 // only returns the one request in flight, if exactly one is.
 func (t *idTable) only() (int64, *pending) {
 	t.mu.Lock()

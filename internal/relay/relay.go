@@ -82,6 +82,9 @@ type Options struct {
 	// Now is the clock; nil means time.Now. Decisions never read it: only
 	// event and audit timestamps, rate limits and timeouts do.
 	Now func() time.Time
+	// Observe, when set, is told how long each tools/call decision took
+	// (gathering its inputs included), for metrics.
+	Observe func(took time.Duration)
 	// Home and Cwd resolve path arguments that policy rules constrain with
 	// `within` (~ and relative paths); empty means the process's own.
 	Home, Cwd string

@@ -85,10 +85,11 @@ func (r *Relay) fromServer(ctx context.Context, line []byte) {
 	}
 	m, ok := msg.(*jsonrpc.Response)
 	if !ok {
-		if req := msg.(*jsonrpc.Request); req.Method == "notifications/tools/list_changed" {
+		req := msg.(*jsonrpc.Request)
+		if req.Method == "notifications/tools/list_changed" {
 			r.log.Debug("server tool list changed", "server", r.opts.Server)
 		}
-		r.toClient(line)
+		r.toClient(r.mapSubscription(line, req))
 		return
 	}
 	if id, ok := weirID(m.ID); ok {
@@ -115,6 +116,49 @@ func (r *Relay) fromServer(ctx context.Context, line []byte) {
 	out, _ := jsonrpc.ReplaceMember(line, "id", p.clientID)
 	done = true
 	r.toClient(out)
+}
+
+// subscriptionKey is the _meta key under which a 2026-07-28 server names
+// the subscriptions/listen request a notification belongs to: that
+// request's JSON-RPC id.
+const subscriptionKey = "io.modelcontextprotocol/subscriptionId"
+
+// mapSubscription gives a notification's subscription id back in the
+// client's terms: the server knows the listen request by Weir's id.
+func (r *Relay) mapSubscription(line []byte, req *jsonrpc.Request) []byte {
+	if !bytes.Contains(req.Params, []byte(subscriptionKey)) {
+		return line
+	}
+	meta := memberOf(req.Params, "_meta")
+	if len(meta) == 0 || meta[0] != '{' {
+		return line
+	}
+	raw := memberOf(meta, subscriptionKey)
+	id, err := jsonrpc.ParseID(raw)
+	if raw == nil || err != nil {
+		return line
+	}
+	n, ok := weirID(id)
+	if !ok {
+		return line
+	}
+	p := r.ids.peek(n)
+	if p == nil || p.method != "subscriptions/listen" {
+		return line
+	}
+	meta, ok = jsonrpc.ReplaceMember(meta, subscriptionKey, p.clientID)
+	if !ok {
+		return line
+	}
+	params, ok := jsonrpc.ReplaceMember(req.Params, "_meta", meta)
+	if !ok {
+		return line
+	}
+	out, ok := jsonrpc.ReplaceMember(line, "params", params)
+	if !ok {
+		return line
+	}
+	return out
 }
 
 // unmatchedError handles an error the server sent with "id": null, having

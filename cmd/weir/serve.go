@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weir-sec/weir/internal/gateway"
+	"github.com/weir-sec/weir/internal/jsonrpc"
+	"github.com/weir-sec/weir/internal/pin"
+	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
+	"github.com/weir-sec/weir/internal/relay"
+	"github.com/weir-sec/weir/internal/transport"
+)
+
+type serveFlags struct {
+	upstream       string
+	name           string
+	listen         string
+	headers        []string
+	policy         string
+	monitor        bool
+	tokensFile     string
+	origins        []string
+	rate           float64
+	maxMessage     int
+	requestTimeout time.Duration
+	newToken       string
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve --upstream URL [--name NAME] [--listen 127.0.0.1:8931] [--header 'Name: value']...",
+		Short: "Put a remote (Streamable HTTP) MCP server behind Weir",
+		Long: `Serve fronts one remote MCP server at http://LISTEN/mcp: point your client
+there instead of at the server. Every call is decided by the same engine,
+state store and audit log as weir run, so private data read through a
+weir run proxy cannot leave through a weir serve proxy of the same session,
+nor the other way round.
+
+Both protocol generations are served: 2025-11-25 clients get an HTTP session
+(Mcp-Session-Id); 2026-07-28 stateless requests name their Weir session in a
+Weir-Session header (the same key as WEIR_SESSION), or use WEIR_SESSION from
+Weir's environment; Weir refuses to guess one.
+
+Upstream credentials come only from --header (${VAR} expands from Weir's
+environment); the client's Authorization header is never forwarded. On
+loopback no credential is needed; on any other address Weir refuses to start
+until tokens are configured: WEIR_TOKENS=tenant=TOKEN,... or --tokens-file
+with "tenant sha256:HEX" lines (--new-token NAME makes one). Each tenant's
+sessions, approvals and pins are its own.
+
+/healthz reports Weir and the upstream; /metrics serves Prometheus metrics.`,
+		Example: `  weir serve --upstream https://mcp.example.com/mcp --name example
+  weir serve --upstream https://api.githubcopilot.com/mcp/ --name github \
+    --header 'Authorization: Bearer ${GITHUB_TOKEN}'
+  WEIR_TOKENS=team=$(cat token) weir serve --listen 0.0.0.0:8931 --upstream http://10.0.0.5:3001/mcp
+  weir serve --new-token alice >> tokens.txt   # prints the token once, then the line to keep`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.newToken != "" {
+				return printNewToken(cmd, f.newToken)
+			}
+			return serve(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.upstream, "upstream", "", "the remote MCP endpoint (http:// or https://)")
+	fl.StringVar(&f.name, "name", "", "server name used in tool names and policy matches (default: the upstream's host)")
+	fl.StringVar(&f.listen, "listen", gateway.DefaultListen, "address to serve on; beyond loopback, tokens are required")
+	fl.StringArrayVar(&f.headers, "header", nil, "header sent upstream with every request, 'Name: value' (repeatable; ${VAR} expands)")
+	fl.StringVar(&f.policy, "policy", "", "policy file (default: $WEIR_HOME/policy.yaml, else the built-in default)")
+	fl.BoolVar(&f.monitor, "monitor", false, "decide and log everything, block nothing")
+	fl.StringVar(&f.tokensFile, "tokens-file", "", "bearer tokens, one \"tenant sha256:HEX\" line per tenant (also: WEIR_TOKENS=tenant=TOKEN,...)")
+	fl.StringArrayVar(&f.origins, "allow-origin", nil, "an Origin a browser-based client may send (repeatable); any other Origin gets 403")
+	fl.Float64Var(&f.rate, "rate", 100, "requests per second allowed to each tenant (bursts of twice that)")
+	fl.IntVar(&f.maxMessage, "max-message-bytes", jsonrpc.DefaultMaxMessage, "largest JSON-RPC message accepted from either side")
+	fl.DurationVar(&f.requestTimeout, "request-timeout", relay.DefaultRequestTimeout, "how long a request may wait for the upstream's answer (0 waits forever)")
+	fl.StringVar(&f.newToken, "new-token", "", "print a new token for tenant NAME and the tokens-file line that accepts it, then exit")
+	return cmd
+}
+
+func printNewToken(cmd *cobra.Command, tenant string) error {
+	tok := gateway.NewToken()
+	if err := new(gateway.Tokens).Add(tenant, tok); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "token for %s (shown once; give it to the client as Authorization: Bearer TOKEN):\n%s\n", tenant, tok)
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", tenant, gateway.HashToken(tok))
+	return err
+}
+
+// upstreamURL checks --upstream.
+func upstreamURL(raw string) (*url.URL, error) {
+	if raw == "" {
+		return nil, errors.New("--upstream is required: the remote server's MCP endpoint, e.g. https://mcp.example.com/mcp")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--upstream %q: want an http:// or https:// URL", raw)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("--upstream: put credentials in --header, not in the URL")
+	}
+	return u, nil
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// upstreamHeaders parses --header values, expanding ${VAR} from the
+// environment. An unset variable is an error: a request sent with an empty
+// credential would fail later and less clearly.
+func upstreamHeaders(vals []string, getenv func(string) (string, bool)) (http.Header, error) {
+	h := http.Header{}
+	for _, v := range vals {
+		name, value, ok := strings.Cut(v, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, fmt.Errorf("--header %q: want 'Name: value'", v)
+		}
+		var missing []string
+		value = envRef.ReplaceAllStringFunc(strings.TrimSpace(value), func(ref string) string {
+			val, ok := getenv(ref[2 : len(ref)-1])
+			if !ok {
+				missing = append(missing, ref)
+			}
+			return val
+		})
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("--header %s: %s is not set in Weir's environment", name, strings.Join(missing, ", "))
+		}
+		if strings.ContainsAny(value, "\r\n") {
+			return nil, fmt.Errorf("--header %s: the value must be one line", name)
+		}
+		switch http.CanonicalHeaderKey(name) {
+		case transport.HeaderSession, transport.HeaderProtocol, "Content-Type", "Accept", "Content-Length":
+			return nil, fmt.Errorf("--header %s: Weir sets that header itself", name)
+		}
+		h.Add(name, value)
+	}
+	return h, nil
+}
+
+// loadTokens reads WEIR_TOKENS and --tokens-file.
+func loadTokens(file string) (*gateway.Tokens, error) {
+	t, err := gateway.ParseTokensEnv(os.Getenv("WEIR_TOKENS"))
+	if err != nil {
+		return nil, err
+	}
+	if file != "" {
+		if err := gateway.LoadTokensFile(file, t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func serve(ctx context.Context, f serveFlags) error {
+	u, err := upstreamURL(f.upstream)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if f.name == "" {
+		f.name = u.Hostname()
+	}
+	hdr, err := upstreamHeaders(f.headers, os.LookupEnv)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	tokens, err := loadTokens(f.tokensFile)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	log := newLogger(os.Stderr).With("weir", f.name)
+	env, err := openEnv(ctx, f.policy)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	defer env.close()
+	pol, ask := env.policy, env.ask
+	if f.monitor {
+		pol, ask = monitored(pol), monitored(ask)
+	}
+
+	var front *transport.Front
+	metrics := gateway.NewMetrics(func() float64 { return float64(front.Sessions.Load()) })
+	health := &upstreamHealth{up: map[string]bool{f.name: true}}
+	relays := &relaySet{policy: pol, ask: ask, live: map[*relay.Relay]bool{}}
+	endpoint := u.String()
+	front = transport.NewFront(transport.FrontOptions{
+		DefaultSession: os.Getenv("WEIR_SESSION"),
+		MaxMessage:     f.maxMessage,
+		Logger:         log,
+		Serve: func(ctx context.Context, s transport.FrontSession, client transport.Transport) {
+			version := ""
+			if s.HTTP == "" {
+				version = transport.Stateless // the front's stateless requests
+			}
+			up := transport.NewHTTPUpstream(endpoint, transport.HTTPOptions{
+				Header: hdr, MaxMessage: f.maxMessage, Logger: log, Version: version,
+				Observe: func(method string, took time.Duration, ok bool) {
+					metrics.ObserveUpstream(f.name, method, took, ok)
+					health.set(f.name, ok)
+				},
+			})
+			defer up.Close()
+			p, a := relays.current()
+			r := relay.New(relay.Options{
+				Server:         f.name,
+				Session:        s.Taint,
+				Identity:       pin.Identity(tenantScoped(s.Principal, f.name)),
+				Command:        pin.CommandLine(nil, endpoint),
+				Package:        u.Hostname(),
+				Policy:         p,
+				AskPolicy:      a,
+				Hasher:         env.hasher,
+				Store:          env.store,
+				Audit:          metrics.Auditor(env.audit),
+				Approvals:      env.book,
+				Logger:         log.With("session", s.HTTP),
+				RequestTimeout: requestTimeout(f.requestTimeout),
+				Observe:        metrics.ObserveDecision,
+			})
+			relays.add(r)
+			defer relays.remove(r)
+			if err := r.Run(ctx, client, up); err != nil && ctx.Err() == nil {
+				log.Debug("session ended", "err", err)
+			}
+		},
+	})
+	defer front.Close()
+
+	srv, err := gateway.New(gateway.Config{
+		Listen: f.listen, Tokens: tokens, AllowOrigins: f.origins, Rate: f.rate, Logger: log,
+	}, front, health.snapshot, metrics)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("--listen %s: %w", f.listen, err)}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			p, a, err := policyfile.ResolveAsk(f.policy, env.home)
+			if err != nil {
+				log.Error("policy reload failed; keeping the current policy", "err", err)
+				continue
+			}
+			if f.monitor {
+				p, a = monitored(p), monitored(a)
+			}
+			relays.setPolicy(p, a)
+			log.Info("policy reloaded", "policy", p.Source)
+		}
+	}()
+	log.Info("serving", "url", "http://"+ln.Addr().String()+"/mcp", "upstream", pin.CommandLine(nil, endpoint),
+		"policy", pol.Source, "tenants", tokens.Len())
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return srv.Serve(sctx, ln)
+}
+
+// tenantScoped names a server within its tenant, for pins.
+func tenantScoped(principal, name string) string {
+	if principal == "" {
+		return name
+	}
+	return principal + "/" + name
+}
+
+// relaySet is the live relays, so that SIGHUP reaches every session.
+type relaySet struct {
+	mu          sync.Mutex
+	policy, ask *policy.Policy
+	live        map[*relay.Relay]bool
+}
+
+func (s *relaySet) current() (*policy.Policy, *policy.Policy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.policy, s.ask
+}
+
+func (s *relaySet) add(r *relay.Relay) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live[r] = true
+}
+
+func (s *relaySet) remove(r *relay.Relay) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.live, r)
+}
+
+func (s *relaySet) setPolicy(p, a *policy.Policy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.policy, s.ask = p, a
+	for r := range s.live {
+		r.SetPolicy(p, a)
+	}
+}
+
+// upstreamHealth is each upstream's last outcome, for /healthz.
+type upstreamHealth struct {
+	mu sync.Mutex
+	up map[string]bool
+}
+
+func (h *upstreamHealth) set(name string, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.up[name] = ok
+}
+
+func (h *upstreamHealth) snapshot() map[string]bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]bool, len(h.up))
+	for k, v := range h.up {
+		out[k] = v
+	}
+	return out
+}
