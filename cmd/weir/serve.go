@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/weir-sec/weir/internal/gateway"
 	"github.com/weir-sec/weir/internal/jsonrpc"
 	"github.com/weir-sec/weir/internal/pin"
-	"github.com/weir-sec/weir/internal/policy"
 	"github.com/weir-sec/weir/internal/policy/policyfile"
 	"github.com/weir-sec/weir/internal/relay"
 	"github.com/weir-sec/weir/internal/transport"
@@ -198,55 +196,21 @@ func serve(ctx context.Context, f serveFlags) error {
 
 	var front *transport.Front
 	metrics := gateway.NewMetrics(func() float64 { return float64(front.Sessions.Load()) })
-	health := &upstreamHealth{up: map[string]bool{f.name: true}}
-	relays := &relaySet{policy: pol, ask: ask, live: map[*relay.Relay]bool{}}
-	endpoint := u.String()
+	relays := gateway.NewRelays(gateway.Deps{
+		Policy: pol, Ask: ask, Hasher: env.hasher, Store: env.store, Audit: env.audit, Approvals: env.book,
+		Logger: log, RequestTimeout: requestTimeout(f.requestTimeout), MaxMessage: f.maxMessage, Metrics: metrics,
+	})
 	front = transport.NewFront(transport.FrontOptions{
 		DefaultSession: os.Getenv("WEIR_SESSION"),
 		MaxMessage:     f.maxMessage,
 		Logger:         log,
-		Serve: func(ctx context.Context, s transport.FrontSession, client transport.Transport) {
-			version := ""
-			if s.HTTP == "" {
-				version = transport.Stateless // the front's stateless requests
-			}
-			up := transport.NewHTTPUpstream(endpoint, transport.HTTPOptions{
-				Header: hdr, MaxMessage: f.maxMessage, Logger: log, Version: version,
-				Observe: func(method string, took time.Duration, ok bool) {
-					metrics.ObserveUpstream(f.name, method, took, ok)
-					health.set(f.name, ok)
-				},
-			})
-			defer up.Close()
-			p, a := relays.current()
-			r := relay.New(relay.Options{
-				Server:         f.name,
-				Session:        s.Taint,
-				Identity:       pin.Identity(tenantScoped(s.Principal, f.name)),
-				Command:        pin.CommandLine(nil, endpoint),
-				Package:        u.Hostname(),
-				Policy:         p,
-				AskPolicy:      a,
-				Hasher:         env.hasher,
-				Store:          env.store,
-				Audit:          metrics.Auditor(env.audit),
-				Approvals:      env.book,
-				Logger:         log.With("session", s.HTTP),
-				RequestTimeout: requestTimeout(f.requestTimeout),
-				Observe:        metrics.ObserveDecision,
-			})
-			relays.add(r)
-			defer relays.remove(r)
-			if err := r.Run(ctx, client, up); err != nil && ctx.Err() == nil {
-				log.Debug("session ended", "err", err)
-			}
-		},
+		Serve:          relays.ServeRemote(gateway.Remote{Name: f.name, URL: u, Header: hdr}),
 	})
 	defer front.Close()
 
 	srv, err := gateway.New(gateway.Config{
 		Listen: f.listen, Tokens: tokens, AllowOrigins: f.origins, Rate: f.rate, Logger: log,
-	}, front, health.snapshot, metrics)
+	}, front, relays.Health(), metrics)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -267,77 +231,13 @@ func serve(ctx context.Context, f serveFlags) error {
 			if f.monitor {
 				p, a = monitored(p), monitored(a)
 			}
-			relays.setPolicy(p, a)
+			relays.SetPolicy(p, a)
 			log.Info("policy reloaded", "policy", p.Source)
 		}
 	}()
-	log.Info("serving", "url", "http://"+ln.Addr().String()+"/mcp", "upstream", pin.CommandLine(nil, endpoint),
+	log.Info("serving", "url", "http://"+ln.Addr().String()+"/mcp", "upstream", pin.CommandLine(nil, u.String()),
 		"policy", pol.Source, "tenants", tokens.Len())
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return srv.Serve(sctx, ln)
-}
-
-// tenantScoped names a server within its tenant, for pins.
-func tenantScoped(principal, name string) string {
-	if principal == "" {
-		return name
-	}
-	return principal + "/" + name
-}
-
-// relaySet is the live relays, so that SIGHUP reaches every session.
-type relaySet struct {
-	mu          sync.Mutex
-	policy, ask *policy.Policy
-	live        map[*relay.Relay]bool
-}
-
-func (s *relaySet) current() (*policy.Policy, *policy.Policy) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.policy, s.ask
-}
-
-func (s *relaySet) add(r *relay.Relay) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.live[r] = true
-}
-
-func (s *relaySet) remove(r *relay.Relay) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.live, r)
-}
-
-func (s *relaySet) setPolicy(p, a *policy.Policy) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.policy, s.ask = p, a
-	for r := range s.live {
-		r.SetPolicy(p, a)
-	}
-}
-
-// upstreamHealth is each upstream's last outcome, for /healthz.
-type upstreamHealth struct {
-	mu sync.Mutex
-	up map[string]bool
-}
-
-func (h *upstreamHealth) set(name string, ok bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.up[name] = ok
-}
-
-func (h *upstreamHealth) snapshot() map[string]bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make(map[string]bool, len(h.up))
-	for k, v := range h.up {
-		out[k] = v
-	}
-	return out
 }

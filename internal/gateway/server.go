@@ -45,15 +45,12 @@ type Config struct {
 // bound without any token configured.
 var ErrNeedsCredentials = errors.New("refusing to listen beyond loopback without credentials")
 
-// Health reports the state of each upstream, by name (true: up).
-type Health func() map[string]bool
-
 // Server is the hardened HTTP service around an MCP endpoint.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	mcp     http.Handler
-	health  Health
+	health  *Health
 	metrics *Metrics
 	loop    bool // bound to a loopback address
 
@@ -63,7 +60,7 @@ type Server struct {
 
 // New returns a server for the MCP endpoint handler mcp at /mcp. It checks
 // the configuration: a non-loopback address without tokens is refused.
-func New(cfg Config, mcp http.Handler, health Health, metrics *Metrics) (*Server, error) {
+func New(cfg Config, mcp http.Handler, health *Health, metrics *Metrics) (*Server, error) {
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen
 	}
@@ -231,7 +228,7 @@ func (s *Server) limiter(tenant string) *rate.Limiter {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	up := s.health()
+	up := s.health.Snapshot()
 	status, code := "ok", http.StatusOK
 	for _, ok := range up {
 		if !ok {
