@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"github.com/weir-sec/weir/internal/engine"
 	"io"
 	"log/slog"
@@ -29,6 +30,8 @@ import (
 
 type runFlags struct {
 	name           string
+	upstream       string
+	headers        []string
 	policy         string
 	monitor        bool
 	maxMessage     int
@@ -55,17 +58,29 @@ The policy is --policy FILE, else $WEIR_HOME/policy.yaml if present, else the
 built-in default (exfiltration blocked, lethal trifecta warned). The session
 is WEIR_SESSION if set, else the MCP client's process. SIGHUP reloads the
 policy. Nothing but JSON-RPC is written to stdout; diagnostics go to stderr
-(WEIR_LOG=debug|info|warn|error sets the level).`,
+(WEIR_LOG=debug|info|warn|error sets the level).
+
+With --upstream URL instead of a command, the server is a remote one reached
+over Streamable HTTP: the client still speaks stdio to Weir, which is how a
+desktop client puts a remote server behind Weir (weir wrap writes this).
+--header sets what is sent upstream (${VAR} expands from the environment).`,
 		Example: `  weir run --name notes -- npx -y @modelcontextprotocol/server-filesystem ~/notes
   weir run --name web --policy ./policy.yaml -- uvx mcp-server-fetch
-  weir run --monitor -- ./my-server --stdio`,
+  weir run --monitor -- ./my-server --stdio
+  weir run --name linear --upstream https://mcp.linear.app/mcp --header 'Authorization: Bearer ${LINEAR_TOKEN}'`,
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
+			if len(args) == 0 && f.upstream == "" {
 				return transport.ErrNoCommand
+			}
+			if len(args) > 0 && f.upstream != "" {
+				return errors.New("give either --upstream URL or -- CMD ARGS..., not both")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.upstream != "" {
+				return runRemote(cmd.Context(), f)
+			}
 			if f.name == "" {
 				f.name = serverName(args)
 			}
@@ -74,6 +89,8 @@ policy. Nothing but JSON-RPC is written to stdout; diagnostics go to stderr
 	}
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().StringVar(&f.name, "name", "", "server name used in tool names and policy matches (default: derived from CMD)")
+	cmd.Flags().StringVar(&f.upstream, "upstream", "", "a remote MCP endpoint (Streamable HTTP) to relay to instead of a command")
+	cmd.Flags().StringArrayVar(&f.headers, "header", nil, "with --upstream: a header sent with every request, 'Name: value' (repeatable; ${VAR} expands)")
 	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: $WEIR_HOME/policy.yaml, else the built-in default)")
 	cmd.Flags().BoolVar(&f.monitor, "monitor", false, "decide and log everything, block nothing")
 	cmd.Flags().IntVar(&f.maxMessage, "max-message-bytes", jsonrpc.DefaultMaxMessage, "largest JSON-RPC message accepted from either side")
@@ -160,6 +177,54 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 	if code != 0 {
 		log.Info("MCP server exited", "code", code)
 		return &exitError{code: exitCode(code)}
+	}
+	return nil
+}
+
+// runRemote relays the proxy's stdio to a remote server over Streamable
+// HTTP, deciding as runServer does.
+func runRemote(ctx context.Context, f runFlags) error {
+	u, err := upstreamURL(f.upstream)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if f.name == "" {
+		f.name = u.Hostname()
+	}
+	hdr, err := upstreamHeaders(f.headers, os.LookupEnv)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	log := newLogger(os.Stderr).With("weir", f.name)
+	env, err := openEnv(ctx, f.policy)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	defer env.close()
+	pol, ask := env.policy, env.ask
+	if f.monitor {
+		pol, ask = monitored(pol), monitored(ask)
+	}
+	up := transport.NewHTTPUpstream(u.String(), transport.HTTPOptions{Header: hdr, MaxMessage: f.maxMessage, Logger: log})
+	defer up.Close()
+	r := relay.New(relay.Options{
+		Server:         f.name,
+		Session:        env.session,
+		Identity:       pin.Identity(f.name),
+		Command:        pin.CommandLine(nil, u.String()),
+		Package:        u.Hostname(),
+		Policy:         pol,
+		AskPolicy:      ask,
+		Hasher:         env.hasher,
+		Store:          env.store,
+		Audit:          env.audit,
+		Approvals:      env.book,
+		Logger:         log,
+		RequestTimeout: requestTimeout(f.requestTimeout),
+	})
+	err = r.Run(ctx, transport.NewStdio(pollableStdin(), os.Stdout, f.maxMessage), up)
+	if err != nil && ctx.Err() == nil {
+		log.Warn("relay ended", "err", err)
 	}
 	return nil
 }
