@@ -9,8 +9,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"regexp"
-	"strings"
 	"syscall"
 	"time"
 
@@ -117,38 +115,11 @@ func upstreamURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// upstreamHeaders parses --header values, expanding ${VAR} from the
-// environment. An unset variable is an error: a request sent with an empty
-// credential would fail later and less clearly.
+// upstreamHeaders parses --header values (see gateway.ExpandHeaders).
 func upstreamHeaders(vals []string, getenv func(string) (string, bool)) (http.Header, error) {
-	h := http.Header{}
-	for _, v := range vals {
-		name, value, ok := strings.Cut(v, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			return nil, fmt.Errorf("--header %q: want 'Name: value'", v)
-		}
-		var missing []string
-		value = envRef.ReplaceAllStringFunc(strings.TrimSpace(value), func(ref string) string {
-			val, ok := getenv(ref[2 : len(ref)-1])
-			if !ok {
-				missing = append(missing, ref)
-			}
-			return val
-		})
-		if len(missing) > 0 {
-			return nil, fmt.Errorf("--header %s: %s is not set in Weir's environment", name, strings.Join(missing, ", "))
-		}
-		if strings.ContainsAny(value, "\r\n") {
-			return nil, fmt.Errorf("--header %s: the value must be one line", name)
-		}
-		switch http.CanonicalHeaderKey(name) {
-		case transport.HeaderSession, transport.HeaderProtocol, "Content-Type", "Accept", "Content-Length":
-			return nil, fmt.Errorf("--header %s: Weir sets that header itself", name)
-		}
-		h.Add(name, value)
+	h, err := gateway.ExpandHeaders(vals, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("--%w", err)
 	}
 	return h, nil
 }
