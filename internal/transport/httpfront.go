@@ -1019,15 +1019,22 @@ func startSSE(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// release forgets a request stream whose answer has been written.
+// release forgets a request stream whose answer has been written, after
+// a grace period: a client whose connection broke as the answer went out
+// never got it, and may still resume from its last event id.
 func (c *frontConn) release(s *outStream) {
 	if s == c.standalone {
 		return
 	}
-	c.mu.Lock()
-	delete(c.streams, s.id)
-	c.mu.Unlock()
+	time.AfterFunc(resumeGrace, func() {
+		c.mu.Lock()
+		delete(c.streams, s.id)
+		c.mu.Unlock()
+	})
 }
+
+// resumeGrace is how long a finished stream can still be resumed.
+const resumeGrace = 30 * time.Second
 
 // outStream is the messages bound for one HTTP response, kept until they
 // are written (and, for the GET stream, the last few after that, so a
