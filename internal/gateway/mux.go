@@ -159,6 +159,7 @@ type fanout struct {
 	results  map[string][]byte // member → result (or nil)
 	errs     map[string]*jsonrpc.Error
 	items    map[string][]json.RawMessage // for lists: every page so far
+	acked    bool                         // subscriptions/listen: the client has its acknowledgement
 }
 
 // memberConn is a relay's client side: the mux writes into it, and what
@@ -396,7 +397,7 @@ func (m *mux) clientRequest(req *jsonrpc.Request, line, id []byte) {
 		m.init = bytes.Clone(line)
 		m.mu.Unlock()
 		m.fanOut(req, line, id)
-	case "server/discover", "logging/setLevel", "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+	case "server/discover", "logging/setLevel", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "subscriptions/listen":
 		m.fanOut(req, line, id)
 	case "tools/call", "prompts/get":
 		m.routeByName(req, line, id, "name")
@@ -628,6 +629,12 @@ func (m *mux) merge(f *fanout) ([]byte, error) {
 		return m.mergeInit(f)
 	case "logging/setLevel":
 		return []byte("{}"), nil
+	case "subscriptions/listen":
+		for _, name := range m.order {
+			if r, ok := f.results[name]; ok {
+				return r, nil
+			}
+		}
 	}
 	key := listKey(f.method)
 	var all []json.RawMessage
@@ -782,25 +789,28 @@ func (m *mux) cancel(req *jsonrpc.Request, line []byte) {
 		return
 	}
 	want := canonicalID(raw)
+	// A routed call went to one member; a fan-out (a listen) to each.
+	targets := map[int64]string{}
 	m.mu.Lock()
-	var id int64
-	var c *call
 	for n, cc := range m.calls {
-		if cc.clientID != nil && canonicalID(cc.clientID) == want && cc.member != "" {
-			id, c = n, cc
+		cid := cc.clientID
+		if cc.fan != nil {
+			cid = cc.fan.clientID
+		}
+		if cid != nil && cc.member != "" && canonicalID(cid) == want {
+			targets[n] = cc.member
 		}
 	}
 	m.mu.Unlock()
-	if c == nil {
-		return
-	}
-	params, ok := jsonrpc.ReplaceMember(req.Params, "requestId", []byte(strconv.FormatInt(id, 10)))
-	if !ok {
-		return
-	}
-	out, _ := jsonrpc.ReplaceMember(line, "params", params)
-	if conn := m.members[c.member].current(); conn != nil {
-		conn.send(m.ctx, out)
+	for n, member := range targets {
+		params, ok := jsonrpc.ReplaceMember(req.Params, "requestId", []byte(strconv.FormatInt(n, 10)))
+		if !ok {
+			continue
+		}
+		out, _ := jsonrpc.ReplaceMember(line, "params", params)
+		if conn := m.members[member].current(); conn != nil {
+			conn.send(m.ctx, out)
+		}
 	}
 }
 
@@ -869,13 +879,18 @@ func (m *mux) fromMember(name string, line []byte) {
 			m.toClient(out)
 			return
 		}
-		m.toClient(m.memberNotification(name, msg, line))
+		if out := m.memberNotification(name, msg, line); out != nil {
+			m.toClient(out)
+		}
 	}
 }
 
 // memberNotification names what a server's notification refers to as the
 // gateway exposes it.
 func (m *mux) memberNotification(name string, req *jsonrpc.Request, line []byte) []byte {
+	if out, handled := m.subscriptionNotification(req, line); handled {
+		return out
+	}
 	switch req.Method {
 	case "notifications/resources/updated":
 		var p map[string]json.RawMessage
@@ -906,6 +921,50 @@ func (m *mux) memberNotification(name string, req *jsonrpc.Request, line []byte)
 		}
 	}
 	return line
+}
+
+// subscriptionKey is the _meta key a 2026-07-28 notification names its
+// subscriptions/listen request under: the listen request's id, which for
+// a member is the mux's id of its part of the client's listen.
+const subscriptionKey = "io.modelcontextprotocol/subscriptionId"
+
+// subscriptionNotification names a member's subscription notification by
+// the client's listen request; the members' acknowledgements reach the
+// client once. It reports whether the notification was one (out is nil
+// when it is dropped).
+func (m *mux) subscriptionNotification(req *jsonrpc.Request, line []byte) ([]byte, bool) {
+	if !bytes.Contains(req.Params, []byte(subscriptionKey)) {
+		return line, false
+	}
+	meta := memberOf(req.Params, "_meta")
+	n, err := strconv.ParseInt(string(memberOf(meta, subscriptionKey)), 10, 64)
+	if err != nil {
+		return line, false
+	}
+	m.mu.Lock()
+	c := m.calls[n]
+	var f *fanout
+	drop := false
+	if c != nil && c.fan != nil && c.fan.method == "subscriptions/listen" {
+		f = c.fan
+		if strings.HasSuffix(req.Method, "/acknowledged") {
+			drop, f.acked = f.acked, true
+		}
+	}
+	m.mu.Unlock()
+	if f == nil {
+		return line, false
+	}
+	if drop {
+		return nil, true
+	}
+	meta, ok := jsonrpc.ReplaceMember(meta, subscriptionKey, f.clientID)
+	if !ok {
+		return line, true
+	}
+	params, _ := jsonrpc.ReplaceMember(req.Params, "_meta", meta)
+	out, _ := jsonrpc.ReplaceMember(line, "params", params)
+	return out, true
 }
 
 // prefixContents names the contents of a resources/read result.
