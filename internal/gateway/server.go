@@ -96,7 +96,7 @@ func New(cfg Config, mcp http.Handler, health *Health, metrics *Metrics) (*Serve
 // isLoopbackHost reports whether a listen host can only be reached from
 // this machine. An empty host (":8931") binds every interface.
 func isLoopbackHost(host string) bool {
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)
@@ -171,6 +171,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		tenant := ""
 		if s.cfg.Tokens.Len() > 0 {
 			t, err := s.cfg.Tokens.Authenticate(r.Header.Get("Authorization"))
+			if err != nil && !s.limiter(anonymous).Allow() {
+				// Requests without a valid token share one budget, so
+				// guessing tokens is as slow as a tenant's use.
+				w.Header().Set("Retry-After", "1")
+				s.refuse(w, r, "", http.StatusTooManyRequests, "too many requests without a valid token; slow down")
+				return
+			}
 			if err != nil {
 				challenge := `Bearer realm="weir"`
 				if errors.Is(err, ErrBadToken) {
@@ -213,6 +220,11 @@ func (s *Server) originAllowed(o string, r *http.Request) bool {
 	}
 	return false
 }
+
+// anonymous names the shared budget of requests that carry no valid
+// token; no tenant can be called this (tenant names start with a letter
+// or digit).
+const anonymous = "\x00unauthenticated"
 
 // limiter is the tenant's. Tenants are the configured tokens' (or the one
 // anonymous tenant on loopback), so the map is bounded.

@@ -24,7 +24,7 @@ func (r *Relay) serverPump(ctx context.Context) error {
 		switch {
 		case errors.As(err, &over):
 			r.log.Warn("server message over the size limit", "bytes", over.Size, "limit", over.Limit)
-			r.dropAnswer(over.ID, fmt.Sprintf("the MCP server %q sent a response of %d bytes, over Weir's limit of %d (raise it with weir run --max-message-bytes)", r.opts.Server, over.Size, over.Limit))
+			r.dropAnswer(over.ID, fmt.Sprintf("the MCP server %q sent a response of %d bytes, over Weir's limit of %d (raise it with --max-message-bytes)", r.opts.Server, over.Size, over.Limit))
 		case err != nil:
 			return err
 		default:

@@ -262,7 +262,8 @@ func (u *HTTPUpstream) call(body, id []byte, req *jsonrpc.Request) {
 		// JSON-RPC error body: that body is the answer.
 		data, err := io.ReadAll(io.LimitReader(resp.Body, int64(u.opts.MaxMessage)+1))
 		if err == nil && len(data) > u.opts.MaxMessage {
-			u.deliver(nil, &jsonrpc.OversizeError{Size: int64(len(data)), Limit: u.opts.MaxMessage, ID: id})
+			size := max(resp.ContentLength, int64(len(data)))
+			u.deliver(nil, &jsonrpc.OversizeError{Size: size, Limit: u.opts.MaxMessage, ID: id})
 			return
 		}
 		if err != nil || !u.answers(data, id, req.Method) {
