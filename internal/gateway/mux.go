@@ -160,7 +160,13 @@ type fanout struct {
 	errs     map[string]*jsonrpc.Error
 	items    map[string][]json.RawMessage // for lists: every page so far
 	acked    bool                         // subscriptions/listen: the client has its acknowledgement
+	done     bool                         // answered; later answers are dropped
+	timer    *time.Timer
 }
+
+// fanTimeout bounds how long a merged answer waits for its slowest
+// server: one server that hangs does not hang the client's list.
+const fanTimeout = 30 * time.Second
 
 // memberConn is a relay's client side: the mux writes into it, and what
 // the relay writes back comes to the mux.
@@ -540,6 +546,9 @@ func (m *mux) fanOut(req *jsonrpc.Request, line, id []byte) {
 	}
 	m.mu.Lock()
 	f.waiting = len(up)
+	if req.Method != "subscriptions/listen" { // a stream, answered when it ends
+		f.timer = time.AfterFunc(fanTimeout, func() { m.fanExpire(f) })
+	}
 	m.mu.Unlock()
 	for i, conn := range up {
 		m.sendFan(conn, names[i], f, line)
@@ -592,6 +601,10 @@ func (m *mux) fanAnswer(f *fanout, name string, result []byte, rerr *jsonrpc.Err
 		}
 	}
 	m.mu.Lock()
+	if f.done {
+		m.mu.Unlock()
+		return
+	}
 	if rerr != nil {
 		f.errs[name] = rerr
 	} else {
@@ -599,10 +612,38 @@ func (m *mux) fanAnswer(f *fanout, name string, result []byte, rerr *jsonrpc.Err
 	}
 	f.waiting--
 	last := f.waiting == 0
+	if last {
+		f.done = true
+		if f.timer != nil {
+			f.timer.Stop()
+		}
+	}
 	m.mu.Unlock()
-	if !last {
+	if last {
+		m.finishFan(f)
+	}
+}
+
+// fanExpire answers a fan-out with what has come when its slowest servers
+// are too slow; their answers, if they come, are dropped.
+func (m *mux) fanExpire(f *fanout) {
+	m.mu.Lock()
+	if f.done {
+		m.mu.Unlock()
 		return
 	}
+	f.done = true
+	for _, name := range m.order {
+		if _, ok := f.results[name]; !ok && f.errs[name] == nil {
+			f.errs[name] = &jsonrpc.Error{Code: jsonrpc.CodeServerUnavailable, Message: fmt.Sprintf("no answer within %s", fanTimeout)}
+		}
+	}
+	m.mu.Unlock()
+	m.log.Warn("a server did not answer in time; answered without it", "method", f.method)
+	m.finishFan(f)
+}
+
+func (m *mux) finishFan(f *fanout) {
 	merged, err := m.merge(f)
 	if err != nil {
 		m.replyError(f.clientID, jsonrpc.CodeServerUnavailable, err.Error())

@@ -850,7 +850,10 @@ func (c *frontConn) serveRequest(w http.ResponseWriter, r *http.Request, body, i
 	c.mu.Lock()
 	c.nextID++
 	n := c.nextID
-	s := newOutStream(strconv.FormatInt(n, 10), 0)
+	// A request's stream keeps its last 1024 messages: a server that floods
+	// progress while the client does not read cannot grow it without bound,
+	// and the answer, always last, is never dropped.
+	s := newOutStream(strconv.FormatInt(n, 10), 1024)
 	s.modern = stateless
 	p := &pendingCall{clientID: id, method: req.Method, stream: s}
 	if key := string(id); c.byClient[key] == 0 {
@@ -1041,7 +1044,7 @@ const resumeGrace = 30 * time.Second
 // broken stream can be resumed).
 type outStream struct {
 	id     string
-	keep   int  // events kept (GET stream); 0 keeps all until done
+	keep   int  // the most events kept; older ones are dropped
 	modern bool // a 2026-07-28 request's: protocol errors set the HTTP status
 
 	mu     sync.Mutex
