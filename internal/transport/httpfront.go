@@ -765,10 +765,12 @@ func errorCode(msg []byte) int64 {
 }
 
 // route picks the stream for a message that answers nothing: the stream
-// of the request a progress notification is about, else the GET stream
-// when it is open, else the stream of a request still in flight (the
-// client reads them all), else the GET stream's backlog. A stateless
-// client has no GET stream: only its in-flight requests can carry it.
+// of the request a progress notification is about; else, when exactly one
+// request is in flight, that request's stream (a server's question during
+// a call, or Weir's approval question about a held call, relates to it);
+// else the GET stream when it is open; else the newest request's stream
+// (the client reads them all); else the GET stream's backlog. A
+// stateless client has no GET stream: only its requests can carry it.
 func (c *frontConn) route(req *jsonrpc.Request) *outStream {
 	if req.Method == "notifications/progress" {
 		var p struct {
@@ -780,20 +782,27 @@ func (c *frontConn) route(req *jsonrpc.Request) *outStream {
 			}
 		}
 	}
-	if c.listening {
-		return c.standalone
-	}
-	var newest *outStream
+	var newest, only *outStream
 	var newestN int64 = -1
+	open := 0
 	for n, p := range c.pending {
-		if !p.stream.isDone() && n > newestN {
+		if p.stream.isDone() || p.method == "subscriptions/listen" {
+			continue
+		}
+		open++
+		only = p.stream
+		if n > newestN {
 			newest, newestN = p.stream, n
 		}
 	}
-	if newest != nil {
+	switch {
+	case open == 1:
+		return only
+	case c.listening:
+		return c.standalone
+	case newest != nil:
 		return newest
-	}
-	if c.info.HTTP == "" {
+	case c.info.HTTP == "":
 		return nil
 	}
 	return c.standalone
