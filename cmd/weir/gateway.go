@@ -13,7 +13,6 @@ import (
 
 	"github.com/weir-sec/weir/internal/gateway"
 	"github.com/weir-sec/weir/internal/jsonrpc"
-	"github.com/weir-sec/weir/internal/policy/policyfile"
 	"github.com/weir-sec/weir/internal/relay"
 	"github.com/weir-sec/weir/internal/transport"
 )
@@ -90,10 +89,7 @@ func runGateway(ctx context.Context, f gatewayFlags) error {
 		return &exitError{code: 2, err: err}
 	}
 	defer env.close()
-	pol, ask := env.policy, env.ask
-	if f.monitor {
-		pol, ask = monitored(pol), monitored(ask)
-	}
+	pol, ask := env.policies(f.monitor)
 	var front *transport.Front
 	metrics := gateway.NewMetrics(func() float64 {
 		if front == nil {
@@ -107,23 +103,7 @@ func runGateway(ctx context.Context, f gatewayFlags) error {
 	})
 	gw := gateway.NewGateway(cfg.Servers, relays, version, os.Stderr)
 
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for range hup {
-			p, a, err := policyfile.ResolveAsk(cfg.Policy, env.home)
-			if err != nil {
-				log.Error("policy reload failed; keeping the current policy", "err", err)
-				continue
-			}
-			if f.monitor {
-				p, a = monitored(p), monitored(a)
-			}
-			relays.SetPolicy(p, a)
-			log.Info("policy reloaded", "policy", p.Source)
-		}
-	}()
+	defer reloadOnHUP(cfg.Policy, env, f.monitor, log, relays.SetPolicy)()
 
 	if f.stdio {
 		log.Debug("serving on stdio", "servers", len(cfg.Servers), "session", env.session)

@@ -114,10 +114,7 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 		return &exitError{code: 2, err: err}
 	}
 	defer env.close()
-	pol, ask := env.policy, env.ask
-	if f.monitor {
-		pol, ask = monitored(pol), monitored(ask)
-	}
+	pol, _ := env.policies(f.monitor)
 	log.Debug("starting", "policy", pol.Source, "mode", pol.Mode.String(), "session", env.session, "session_from", env.sessionFrom)
 
 	child, err := transport.Start(argv, nil, os.Stderr)
@@ -130,38 +127,8 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 		stopChild()
 	}()
 
-	r := relay.New(relay.Options{
-		Server:         f.name,
-		Session:        env.session,
-		Identity:       pin.Identity(f.name),
-		Command:        pin.CommandLine(argv, ""),
-		Package:        engine.PackageOf(argv),
-		Policy:         pol,
-		AskPolicy:      ask,
-		Hasher:         env.hasher,
-		Store:          env.store,
-		Audit:          env.audit,
-		Approvals:      env.book,
-		Logger:         log,
-		RequestTimeout: requestTimeout(f.requestTimeout),
-	})
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for range hup {
-			p, ask, err := policyfile.ResolveAsk(f.policy, env.home)
-			if err != nil {
-				log.Error("policy reload failed; keeping the current policy", "err", err)
-				continue
-			}
-			if f.monitor {
-				p, ask = monitored(p), monitored(ask)
-			}
-			r.SetPolicy(p, ask)
-			log.Info("policy reloaded", "policy", p.Source)
-		}
-	}()
+	r := env.relay(f, log, pin.CommandLine(argv, ""), engine.PackageOf(argv))
+	defer reloadOnHUP(f.policy, env, f.monitor, log, r.SetPolicy)()
 
 	// When the client closes its input, the relay closes the server's: that
 	// starts the shutdown sequence (close stdin, wait, SIGTERM, SIGKILL).
@@ -201,32 +168,67 @@ func runRemote(ctx context.Context, f runFlags) error {
 		return &exitError{code: 2, err: err}
 	}
 	defer env.close()
-	pol, ask := env.policy, env.ask
-	if f.monitor {
-		pol, ask = monitored(pol), monitored(ask)
-	}
 	up := transport.NewHTTPUpstream(u.String(), transport.HTTPOptions{Header: hdr, MaxMessage: f.maxMessage, Logger: log})
 	defer up.Close()
-	r := relay.New(relay.Options{
-		Server:         f.name,
-		Session:        env.session,
-		Identity:       pin.Identity(f.name),
-		Command:        pin.CommandLine(nil, u.String()),
-		Package:        u.Hostname(),
-		Policy:         pol,
-		AskPolicy:      ask,
-		Hasher:         env.hasher,
-		Store:          env.store,
-		Audit:          env.audit,
-		Approvals:      env.book,
-		Logger:         log,
-		RequestTimeout: requestTimeout(f.requestTimeout),
-	})
+	r := env.relay(f, log, pin.CommandLine(nil, u.String()), u.Hostname())
+	defer reloadOnHUP(f.policy, env, f.monitor, log, r.SetPolicy)()
 	err = r.Run(ctx, transport.NewStdio(pollableStdin(), os.Stdout, f.maxMessage), up)
 	if err != nil && ctx.Err() == nil {
 		log.Warn("relay ended", "err", err)
 	}
 	return nil
+}
+
+// relay is a weir run proxy's relay, in the proxy's session.
+func (e *env) relay(f runFlags, log *slog.Logger, command, pkg string) *relay.Relay {
+	pol, ask := e.policies(f.monitor)
+	return relay.New(relay.Options{
+		Server:         f.name,
+		Session:        e.session,
+		Identity:       pin.Identity(f.name),
+		Command:        command,
+		Package:        pkg,
+		Policy:         pol,
+		AskPolicy:      ask,
+		Hasher:         e.hasher,
+		Store:          e.store,
+		Audit:          e.audit,
+		Approvals:      e.book,
+		Logger:         log,
+		RequestTimeout: requestTimeout(f.requestTimeout),
+	})
+}
+
+// policies is the policy and the one for clients that can ask a person,
+// in monitor mode when asked.
+func (e *env) policies(monitor bool) (pol, ask *policy.Policy) {
+	if monitor {
+		return monitored(e.policy), monitored(e.ask)
+	}
+	return e.policy, e.ask
+}
+
+// reloadOnHUP re-reads the policy on SIGHUP and hands it to set; a policy
+// that does not load is logged and the current one kept. The returned
+// function stops it.
+func reloadOnHUP(policyPath string, e *env, monitor bool, log *slog.Logger, set func(p, ask *policy.Policy)) func() {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			p, ask, err := policyfile.ResolveAsk(policyPath, e.home)
+			if err != nil {
+				log.Error("policy reload failed; keeping the current policy", "err", err)
+				continue
+			}
+			if monitor {
+				p, ask = monitored(p), monitored(ask)
+			}
+			set(p, ask)
+			log.Info("policy reloaded", "policy", p.Source)
+		}
+	}()
+	return func() { signal.Stop(hup); close(hup) }
 }
 
 // requestTimeout maps --request-timeout to relay.Options: 0 on the

@@ -17,7 +17,6 @@ import (
 	"github.com/weir-sec/weir/internal/gateway"
 	"github.com/weir-sec/weir/internal/jsonrpc"
 	"github.com/weir-sec/weir/internal/pin"
-	"github.com/weir-sec/weir/internal/policy/policyfile"
 	"github.com/weir-sec/weir/internal/relay"
 	"github.com/weir-sec/weir/internal/transport"
 )
@@ -160,10 +159,7 @@ func serve(ctx context.Context, f serveFlags) error {
 		return &exitError{code: 2, err: err}
 	}
 	defer env.close()
-	pol, ask := env.policy, env.ask
-	if f.monitor {
-		pol, ask = monitored(pol), monitored(ask)
-	}
+	pol, ask := env.policies(f.monitor)
 
 	var front *transport.Front
 	metrics := gateway.NewMetrics(func() float64 { return float64(front.Sessions.Load()) })
@@ -189,23 +185,7 @@ func serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("--listen %s: %w", f.listen, err)}
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for range hup {
-			p, a, err := policyfile.ResolveAsk(f.policy, env.home)
-			if err != nil {
-				log.Error("policy reload failed; keeping the current policy", "err", err)
-				continue
-			}
-			if f.monitor {
-				p, a = monitored(p), monitored(a)
-			}
-			relays.SetPolicy(p, a)
-			log.Info("policy reloaded", "policy", p.Source)
-		}
-	}()
+	defer reloadOnHUP(f.policy, env, f.monitor, log, relays.SetPolicy)()
 	log.Info("serving", "url", "http://"+ln.Addr().String()+"/mcp", "upstream", pin.CommandLine(nil, u.String()),
 		"policy", pol.Source, "tenants", tokens.Len())
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
