@@ -105,15 +105,28 @@ func ParseFile(path string, data []byte, getenv func(string) (string, bool)) (*F
 				p.errAt(n, k, "want a positive number of requests per second")
 			}
 		},
-		"allow_origins": func(n *yaml.Node, k string) { f.AllowOrigins = p.strs(n, k) },
+		"allow_origins": func(n *yaml.Node, k string) {
+			f.AllowOrigins = p.strs(n, k)
+			for i, o := range f.AllowOrigins {
+				if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
+					p.errAt(n.Content[i], fmt.Sprintf("%s[%d]", k, i), "an origin is scheme://host[:port], e.g. http://localhost:3000")
+				}
+			}
+		},
 		"servers": func(n *yaml.Node, k string) {
 			if n.Kind != yaml.MappingNode {
 				p.errAt(n, k, "want a mapping of server names to {command: [...]} or {url: ...}")
 				return
 			}
+			seen := map[string]bool{}
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				name, body := n.Content[i], n.Content[i+1]
 				key := k + "." + name.Value
+				if seen[name.Value] {
+					p.errAt(name, key, "set twice: each server needs a name of its own")
+					continue
+				}
+				seen[name.Value] = true
 				if !serverNameRE.MatchString(name.Value) {
 					p.errAt(name, key, "a server name starts with a letter and holds only letters, digits and '-' (at most 63): tools are exposed as NAME__tool")
 					continue
@@ -219,11 +232,12 @@ func (p *cfgParser) server(name string, n *yaml.Node, key, dir string, getenv fu
 	var rawURL string
 	var headers map[string]string
 	var hdrNode *yaml.Node
+	urlNode := n
 	p.mapping(n, key, map[string]func(*yaml.Node, string){
 		"command": func(v *yaml.Node, k string) { s.Command = p.strs(v, k) },
 		"env":     func(v *yaml.Node, k string) { s.Env = p.strMap(v, k) },
 		"cwd":     func(v *yaml.Node, k string) { s.Cwd = rel(dir, p.str(v, k)) },
-		"url":     func(v *yaml.Node, k string) { rawURL = p.str(v, k) },
+		"url":     func(v *yaml.Node, k string) { rawURL, urlNode = p.str(v, k), v },
 		"headers": func(v *yaml.Node, k string) { headers, hdrNode = p.strMap(v, k), v },
 	})
 	switch {
@@ -234,9 +248,9 @@ func (p *cfgParser) server(name string, n *yaml.Node, key, dir string, getenv fu
 	case rawURL != "":
 		u, err := url.Parse(rawURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			p.errAt(n, key+".url", "want an http:// or https:// URL")
+			p.errAt(urlNode, key+".url", "want an http:// or https:// URL")
 		} else if u.User != nil {
-			p.errAt(n, key+".url", "put credentials in headers, not in the URL")
+			p.errAt(urlNode, key+".url", "put credentials in headers, not in the URL")
 		} else {
 			s.URL = u
 		}

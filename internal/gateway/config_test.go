@@ -59,6 +59,8 @@ func TestParseFileErrors(t *testing.T) {
 		{"headers on a command", "servers:\n  a: {command: [x], headers: {A: b}}\n"},
 		{"repeated key", "servers:\n  a: {command: [x]}\nservers:\n  b: {command: [y]}\n"},
 		{"no servers", "listen: 127.0.0.1:1\n"},
+		{"duplicate server", "servers:\n  fs: {command: [a]}\n  fs: {command: [b]}\n"},
+		{"bad origin", "allow_origins: [nope]\nservers:\n  a: {command: [x]}\n"},
 		{"wrong types", "rate: fast\nservers:\n  a: {command: x}\n"},
 		{"not yaml", "servers: [\n"},
 		{"empty", ""},

@@ -203,6 +203,11 @@ func (c *memberConn) end()              { c.once.Do(func() { close(c.done) }) }
 // send hands the member's relay one message; false when it is down.
 func (c *memberConn) send(ctx context.Context, msg []byte) bool {
 	select {
+	case <-c.done:
+		return false
+	default:
+	}
+	select {
 	case c.in <- msg:
 		return true
 	case <-c.done:
@@ -256,6 +261,7 @@ func (m *mux) supervise(mb *member) {
 		mb.conn = nil
 		mb.mu.Unlock()
 		stop()
+		m.orphaned(name)
 		if m.ctx.Err() != nil {
 			return
 		}
@@ -268,6 +274,31 @@ func (m *mux) supervise(mb *member) {
 			return
 		}
 		backoff = min(2*backoff, m.g.maxBackoff)
+	}
+}
+
+// orphaned answers every call still waiting on a member whose relay has
+// ended: the relay answered what it had forwarded, but a call it had not
+// yet read went down with it. Every request is answered exactly once.
+func (m *mux) orphaned(name string) {
+	m.mu.Lock()
+	var lost []*call
+	for id, c := range m.calls {
+		if c.member == name {
+			lost = append(lost, c)
+			delete(m.calls, id)
+		}
+	}
+	m.mu.Unlock()
+	why := fmt.Sprintf("the server %q ended before answering; Weir is restarting it", name)
+	for _, c := range lost {
+		switch {
+		case c.swallow:
+		case c.fan != nil:
+			m.fanAnswer(c.fan, name, nil, &jsonrpc.Error{Code: jsonrpc.CodeServerUnavailable, Message: why})
+		default:
+			m.replyError(c.clientID, jsonrpc.CodeServerUnavailable, why)
+		}
 	}
 }
 

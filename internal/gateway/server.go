@@ -70,7 +70,7 @@ func New(cfg Config, mcp http.Handler, health *Health, metrics *Metrics) (*Serve
 	}
 	loop := isLoopbackHost(host)
 	if !loop && cfg.Tokens.Len() == 0 {
-		return nil, fmt.Errorf("%w: %s is reachable from other machines, so every request must carry a bearer token. Set WEIR_TOKENS=tenant=TOKEN or pass --tokens-file FILE (make a token with `weir serve --new-token NAME`), or listen on 127.0.0.1", ErrNeedsCredentials, cfg.Listen)
+		return nil, fmt.Errorf("%w: %s is reachable from other machines, so every request must carry a bearer token. Set WEIR_TOKENS=tenant=TOKEN, or give a tokens file (weir serve --tokens-file FILE; tokens_file: in a gateway config; make a token with `weir serve --new-token NAME`), or listen on 127.0.0.1", ErrNeedsCredentials, cfg.Listen)
 	}
 	for _, o := range cfg.AllowOrigins {
 		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
