@@ -60,6 +60,7 @@ results:
 	$(GO) run ./bench/core
 	$(GO) run ./bench/agentdojo --corpus ../shared/corpora/agentdojo --presets default,strict,dataflow,integrity
 	$(GO) run ./bench/overhead
+	$(GO) run ./bench/gateway --readme README.md
 	$(GO) run ./bench/labels --quiet --readme README.md
 	$(GO) run ./bench/poisoning --list 0 --readme README.md
 	$(GO) run ./bench/report
