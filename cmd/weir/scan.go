@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,8 +52,12 @@ supplying a leg runs behind Weir. The trifecta counts as a high finding
 while some of those servers do not, and as a low one once all do. When no
 server of a file could be scanned, its verdict is unknown, not absent.
 
-Remote (HTTP and SSE) servers are listed, and contacted only with --remote.
-Disabled entries and servers a client provides itself are not started.
+Remote (HTTP and SSE) servers are listed, and contacted only with --remote,
+with the entry's headers. An entry weir wrap put behind weir run --upstream
+is scanned the same way, as the remote server it reaches: with its --header
+values (${VAR} expanded from its env, then weir scan's environment, as weir
+run would), labelled under its --name and --policy, and counted as behind
+Weir. Disabled entries and servers a client provides itself are not started.
 
 Formats: text (colour on a terminal), json (stable: keys sorted, fields
 documented in internal/scan), sarif (SARIF 2.1.0 for code scanning: one
@@ -114,7 +120,7 @@ When several apply, 2 wins over 1, and 1 over 3.`,
 				if progress {
 					fmt.Fprintf(os.Stderr, "scanning %s (%d servers)…\r", c.loc.Path, len(c.cfg.Servers))
 				}
-				reports = append(reports, scan.Config(cmd.Context(), c.cfg, opts))
+				reports = append(reports, scanConfig(cmd.Context(), c.cfg, opts))
 				if progress {
 					fmt.Fprint(os.Stderr, "\x1b[2K\r")
 				}
@@ -247,4 +253,92 @@ func openPins(ctx context.Context, home string) *store.SQLite {
 		return nil
 	}
 	return st
+}
+
+// scanConfig scans one file with scan.Config. An entry behind `weir run
+// --upstream URL` (how weir wrap puts a remote server behind Weir) is a
+// stdio entry to its client, but what it reaches is the remote server at
+// URL: scan.Config would launch weir run itself, which would connect
+// without --remote, pin the tools in the state store and withhold some of
+// them from the listing. So it is shown to scan.Config as the remote server
+// it reaches, through the wrapped-entry path that names its server the
+// way weir run does: its weir run line is given as --name NAME [--policy
+// FILE] -- URL, whose "server behind weir run" is the URL (engine.PackageOf
+// takes a URL as the remote server's identity, as for any remote entry),
+// with the headers weir run would send. It is then reached only with
+// --remote, labelled under its --name and with its --policy, and counts as
+// behind Weir; the report gives no command for it, as for any remote entry.
+func scanConfig(ctx context.Context, cfg *clients.Config, opts scan.Options) scan.ConfigReport {
+	view := *cfg
+	view.Servers = slices.Clone(cfg.Servers)
+	notes := map[int][]string{}
+	var remote []int
+	for i, s := range cfg.Servers {
+		u, hs, ok := s.Upstream()
+		if !ok {
+			continue
+		}
+		remote = append(remote, i)
+		name, policy := s.RunFlags()
+		if name == "" {
+			if p, err := url.Parse(u); err == nil {
+				name = p.Hostname() // weir run's default
+			}
+		}
+		args := []string{"run", "--name", name}
+		if policy != "" {
+			args = append(args, "--policy", policy)
+		}
+		headers, why := upstreamHeaderMap(hs, s.Env)
+		notes[i] = why
+		view.Servers[i] = clients.Server{
+			Name: s.Name, Transport: clients.TransportHTTP, URL: u, Headers: headers,
+			Command: s.Command, Args: append(args, "--", u), Wrapped: true,
+			Disabled: s.Disabled, Project: s.Project, Path: s.Path, Problem: s.Problem,
+		}
+	}
+	rep := scan.Config(ctx, &view, opts)
+	for _, i := range remote {
+		r := &rep.Servers[i]
+		r.Command = nil
+		if r.Status == scan.StatusScanned || r.Status == scan.StatusFailed {
+			r.Notes = append(r.Notes, notes[i]...)
+		}
+	}
+	return rep
+}
+
+// upstreamHeaderMap is what weir run --header sends for the values hs,
+// with ${VAR} expanded from the entry's env, then this process's
+// environment. A header weir run could not send (a variable not set here)
+// is left out, and a note says so.
+func upstreamHeaderMap(hs []string, env map[string]string) (map[string]string, []string) {
+	lookup := func(k string) (string, bool) {
+		if v, ok := env[k]; ok {
+			return v, true
+		}
+		return os.LookupEnv(k)
+	}
+	out := map[string]string{}
+	var notes []string
+	for _, h := range hs {
+		hdr, err := upstreamHeaders([]string{h}, lookup)
+		if err != nil {
+			// The error names the variable; any other would quote the value.
+			name, _, _ := strings.Cut(h, ":")
+			why := "weir run would refuse it"
+			if strings.Contains(err.Error(), "is not set") {
+				why = err.Error()
+			}
+			notes = append(notes, fmt.Sprintf("the header %s was not sent: %s", strings.TrimSpace(name), why))
+			continue
+		}
+		for k, v := range hdr {
+			out[k] = v[0]
+		}
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, notes
 }

@@ -22,24 +22,42 @@ func newWrapCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "wrap CONFIG [--in-place] [--policy FILE] [--weir PATH]",
-		Short: "Rewrite an MCP client config so that every stdio server runs behind Weir",
+		Short: "Rewrite an MCP client config so that every server (stdio or Streamable HTTP) runs behind Weir",
 		Long: `Wrap rewrites each stdio server entry of CONFIG (any file weir clients
 lists, or one named by path) to start
 
   WEIR run --name NAME [--policy FILE] -- COMMAND ARGS...
 
-instead of the server itself. Only the command and args values change:
-comments, key order, indentation and every other byte of the file stay as
-they were. Entries already behind weir run are left alone, so wrapping twice
-changes nothing. Entries Weir cannot run under their name, or cannot edit
-safely, are refused and listed with the reason. HTTP and SSE servers are not
-rewritten; each is listed with the weir serve command that would front it.
+instead of the server itself, and each remote (Streamable HTTP) entry into a
+stdio entry that starts
+
+  WEIR run --name NAME [--policy FILE] --upstream URL [--header 'NAME: VALUE']...
+
+its headers moved into --header flags as written (a ${VAR} the client
+expands stays a ${VAR}, which the client expands in the arguments too). Only
+the members involved change: the command and args values, or a remote
+entry's type, URL and headers, which become command, args and env. The
+original members are kept, base64 encoded, in the env variable WEIR_UNWRAP,
+which weir run ignores and weir unwrap reads. Comments, key order,
+indentation and every other byte of the file stay as they were. Entries
+already behind weir run are left alone, so wrapping twice changes nothing.
+
+Refused, listed with the reason and left as they are: entries Weir cannot
+run under their name or edit safely; legacy HTTP+SSE entries (weir run
+--upstream speaks Streamable HTTP only); remote entries that sign in some
+other way (oauth, auth, headersHelper, requestOptions...) or have members
+weir run cannot carry over, since Weir drops nothing silently; and remote
+entries whose headers hold a variable reference the client would not expand
+in args the same way (weir run expands ${VAR} from its environment). A remote
+entry with no headers is wrapped, with a note: sign-in the client did itself
+(OAuth) does not carry over, so if the server needs it, add a token with
+--header.
 
 Without --in-place the wrapped file goes to stdout and what changed to
-stderr; nothing is written. With --in-place the file is first copied to
-CONFIG.weir-backup-TIMESTAMP (read back and verified), then replaced
-atomically; the backup's path and what was done to each server are printed.
-weir unwrap CONFIG undoes it byte for byte.
+stderr (header values masked); nothing is written. With --in-place the file
+is first copied to CONFIG.weir-backup-TIMESTAMP (read back and verified),
+then replaced atomically; the backup's path and what was done to each server
+are printed. weir unwrap CONFIG undoes it byte for byte.
 
 WEIR is --weir: by default the absolute path of the weir binary running this
 command (the PATH entry when it leads to the same binary, so that a package
@@ -47,7 +65,7 @@ manager's upgrade keeps it valid), because desktop clients start servers with
 a minimal PATH. Pass --weir weir to rely on the client's PATH instead.
 --policy is made absolute and must load.
 
-Exit status: 0 done, 1 done but some stdio entry was refused (it still runs
+Exit status: 0 done, 1 done but some entry was refused (it still runs
 without Weir), 2 the file could not be read, parsed or written (nothing was
 changed).`,
 		Example: `  weir wrap ~/Library/Application\ Support/Claude/claude_desktop_config.json
@@ -112,7 +130,9 @@ func newUnwrapCmd() *cobra.Command {
 what weir wrap made of one of its backups, that backup is copied back byte
 for byte. When the file was edited since (or the backup is gone), each entry
 behind weir run is unwrapped in place instead, after a backup of the current
-content, and Unwrap says so. Backups are never deleted.
+content, and Unwrap says so; a remote entry gets its original members back
+from its WEIR_UNWRAP record, and is left as it is, with the reason, when it
+was edited since weir wrap rewrote it. Backups are never deleted.
 
 Exit status: 0 done, 2 the file could not be read, parsed or written.`,
 		Example: `  weir unwrap .mcp.json`,
@@ -160,13 +180,8 @@ func printChanges(w io.Writer, changes []clients.Change) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range changes {
 		detail := c.Detail
-		switch c.Action {
-		case clients.ActionHTTP:
-			detail = "remote server, not rewritten; front it with: " + detail
-		case clients.ActionUnchanged:
-			if detail == "" {
-				detail = "nothing to do"
-			}
+		if c.Action == clients.ActionUnchanged && detail == "" {
+			detail = "nothing to do"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Action, c.Server, detail)
 	}

@@ -73,6 +73,22 @@ func (s Server) Inner() (command string, args []string, ok bool) {
 	return s.Args[k], s.Args[k+1:], true
 }
 
+// Upstream returns, for an entry wrapped with `weir run --upstream URL`
+// (how weir wrap puts a remote server behind Weir), the remote server's URL
+// and the --header values weir run sends it ("Name: value", as written:
+// weir run expands ${VAR} in them from its environment). ok is false for
+// every other entry, including one whose weir run names a command.
+func (s Server) Upstream() (url string, headers []string, ok bool) {
+	if !s.Wrapped {
+		return "", nil, false
+	}
+	r, ok := parseRunLine(s.Args)
+	if !ok || r.cmd > 0 || r.upstream == "" {
+		return "", nil, false
+	}
+	return r.upstream, r.headers, true
+}
+
 // RunFlags returns the --name and --policy a wrapped entry's `weir run`
 // is given ("" for each one it is not, and for an entry that is not
 // wrapped): the server name Weir labels and pins with, and the policy file
@@ -81,8 +97,8 @@ func (s Server) RunFlags() (name, policy string) {
 	if !s.Wrapped {
 		return "", ""
 	}
-	_, name, policy, _ = parseRun(s.Args)
-	return name, policy
+	r, _ := parseRunLine(s.Args)
+	return r.name, r.policy
 }
 
 // Config is one parsed client configuration file.
@@ -121,6 +137,14 @@ type entry struct {
 	obj  *node   // the object holding the command member
 	cmd  *member // "command", "path" or "cmd"
 	args *member // "args", or nil when absent
+
+	// What rewriting a remote entry (and undoing that) needs: def is the
+	// object holding the entry's members (for Continue, its "transport"),
+	// typ its "type" (or Cline's "transportType"), url the member its URL
+	// came from, hdrs its "headers" and env its environment ("env", Goose's
+	// "envs", opencode's "environment"); nil when absent.
+	def                 *node
+	typ, url, hdrs, env *member
 }
 
 // Error is a problem with a configuration file: bad JSON or YAML, or a
@@ -431,17 +455,14 @@ func (r *reader) entry(name string, v *node, ptr, project string) error {
 		def = t
 	}
 
+	e.def = def
 	typ := str(def.get("type"))
-	if typ == "" {
-		typ = str(def.get("transportType")) // Cline's older spelling
+	e.typ = def.member("type")
+	if typ == "" && str(def.get("transportType")) != "" {
+		typ, e.typ = str(def.get("transportType")), def.member("transportType") // Cline's older spelling
 	}
-	cmdKey, envKey, urlKey := "command", "env", "url"
-	switch f {
-	case FormatGoose:
-		cmdKey, envKey, urlKey = "cmd", "envs", "uri"
-	case FormatOpencode:
-		envKey = "environment"
-	}
+	cmdKey, envKey, urlKey := keysOf(f)
+	e.env = def.member(envKey)
 	s.Disabled = isTrue(v.get("disabled")) || isFalse(v.get("enabled"))
 	s.Cwd = str(def.get("cwd"))
 	s.EnvFile = str(def.get("envFile"))
@@ -454,10 +475,12 @@ func (r *reader) entry(name string, v *node, ptr, project string) error {
 	for _, k := range []string{urlKey, "serverUrl", "httpUrl"} {
 		if u := str(def.get(k)); u != "" {
 			url, urlFrom = u, k
+			e.url = def.member(k)
 			break
 		}
 	}
 	s.URL = url
+	e.hdrs = def.member("headers")
 
 	cm := def.member(cmdKey)
 	if cm != nil && cm.val.kind == kNull {
@@ -468,7 +491,7 @@ func (r *reader) entry(name string, v *node, ptr, project string) error {
 	case cm.val.kind == kString && f == FormatOpencode:
 		s.Problem = "opencode wants \"command\" as a list, [\"npx\", \"-y\", \"package\"]; it does not read a string or \"args\""
 	case cm.val.kind == kString:
-		e = entry{form: formSplit, obj: def, cmd: cm, args: def.member("args")}
+		e.form, e.obj, e.cmd, e.args = formSplit, def, cm, def.member("args")
 	case cm.val.kind == kObject && f == FormatZed:
 		// Zed's older form: "command": {"path": ..., "args": [...], "env": {...}}.
 		if err := r.duplicates(cm.val, ptr+"/command"); err != nil {
@@ -479,12 +502,12 @@ func (r *reader) entry(name string, v *node, ptr, project string) error {
 			s.Problem = "\"command\" has no \"path\" string"
 			break
 		}
-		e = entry{form: formSplit, obj: cm.val, cmd: p, args: cm.val.member("args")}
+		e.form, e.obj, e.cmd, e.args = formSplit, cm.val, p, cm.val.member("args")
 		if env := cm.val.get("env"); env != nil {
 			s.Env = stringMap(env)
 		}
 	case cm.val.kind == kArray && f == FormatOpencode:
-		e = entry{form: formArray, obj: def, cmd: cm}
+		e.form, e.obj, e.cmd = formArray, def, cm
 	case f == FormatOpencode:
 		s.Problem = fmt.Sprintf("\"command\" is %s; want a list of strings", cm.val.kind)
 	default:
@@ -553,10 +576,24 @@ func (r *reader) entry(name string, v *node, ptr, project string) error {
 		s.Problem = fmt.Sprintf("the entry has type %q but no URL", typ)
 	}
 	if s.Transport != TransportStdio {
-		e = entry{} // only stdio entries are ever edited
+		// Only the members a remote rewrite needs are kept: a command
+		// member beside a URL is never edited.
+		e = entry{def: e.def, typ: e.typ, url: e.url, hdrs: e.hdrs, env: e.env}
 	}
 	s.Wrapped = s.Transport == TransportStdio && isWrapped(s.Command, s.Args)
 	return nil
+}
+
+// keysOf returns the keys a format spells an entry's command, environment
+// and URL with.
+func keysOf(format string) (cmdKey, envKey, urlKey string) {
+	switch format {
+	case FormatGoose:
+		return "cmd", "envs", "uri"
+	case FormatOpencode:
+		return "command", "environment", "url"
+	}
+	return "command", "env", "url"
 }
 
 // isWrapped reports whether a command line runs `weir run`.
@@ -626,47 +663,75 @@ func isWeir(command string) bool {
 // runValueFlags are the flags of `weir run` that take a value; parseRun
 // needs them to find where the server's command starts.
 var runValueFlags = map[string]bool{
-	"--name": true, "--policy": true, "--max-message-bytes": true, "--shutdown-grace": true,
+	"--name": true, "--policy": true, "--upstream": true, "--header": true,
+	"--max-message-bytes": true, "--request-timeout": true, "--shutdown-grace": true,
 }
 
-// parseRun reads the arguments of a `weir run` entry (args[0] == "run") the
-// way the CLI does: flags up to "--" or the first non-flag argument, then
-// the server's command. It returns the index of the command and the --name
-// and --policy values.
-func parseRun(args []string) (k int, name, policy string, ok bool) {
+// runLine is what the arguments of a `weir run` entry say.
+type runLine struct {
+	cmd                    int // index of the server's command; 0 when there is none (--upstream)
+	name, policy, upstream string
+	headers                []string // --header values, in order
+}
+
+// parseRunLine reads the arguments of a `weir run` entry (args[0] ==
+// "run") the way the CLI does: flags up to "--" or the first non-flag
+// argument, then the server's command. ok is false when args is not a
+// weir run line, a flag lacks its value, or "--" is followed by nothing.
+func parseRunLine(args []string) (r runLine, ok bool) {
 	if len(args) == 0 || args[0] != "run" {
-		return 0, "", "", false
+		return runLine{}, false
+	}
+	set := func(flag, v string) {
+		switch flag {
+		case "--name":
+			r.name = v
+		case "--policy":
+			r.policy = v
+		case "--upstream":
+			r.upstream = v
+		case "--header":
+			r.headers = append(r.headers, v)
+		}
 	}
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
 			if i+1 < len(args) {
-				return i + 1, name, policy, true
+				r.cmd = i + 1
+				return r, true
 			}
-			return 0, "", "", false
+			return runLine{}, false
 		case runValueFlags[a]:
 			if i+1 >= len(args) {
-				return 0, "", "", false
+				return runLine{}, false
 			}
 			i++
-			switch a {
-			case "--name":
-				name = args[i]
-			case "--policy":
-				policy = args[i]
-			}
-		case strings.HasPrefix(a, "--name="):
-			name = strings.TrimPrefix(a, "--name=")
-		case strings.HasPrefix(a, "--policy="):
-			policy = strings.TrimPrefix(a, "--policy=")
+			set(a, args[i])
+		case strings.HasPrefix(a, "--") && strings.Contains(a, "="):
+			flag, v, _ := strings.Cut(a, "=")
+			set(flag, v)
 		case strings.HasPrefix(a, "-") && a != "-":
-			// a boolean flag (--monitor) or --flag=value
+			// a boolean flag (--monitor)
 		default:
-			return i, name, policy, true
+			r.cmd = i
+			return r, true
 		}
 	}
-	return 0, "", "", false
+	return r, true
+}
+
+// parseRun reads a `weir run` line as parseRunLine does. It returns the
+// index of the server's command and the --name and --policy values; ok is
+// false when the line names no command (as a remote entry's does not), or
+// names --upstream as well (weir run refuses both).
+func parseRun(args []string) (k int, name, policy string, ok bool) {
+	r, ok := parseRunLine(args)
+	if !ok || r.cmd == 0 || r.upstream != "" {
+		return 0, "", "", false
+	}
+	return r.cmd, r.name, r.policy, true
 }
 
 // deriveName names a list entry that has no name, from its command: the
@@ -675,12 +740,12 @@ func deriveName(command string, args []string) string {
 	if isWrapped(command, args) {
 		// Keep the name a wrapped entry was given, so that it reads the
 		// same before and after weir wrap.
-		k, name, _, ok := parseRun(args)
-		if name != "" {
-			return SuggestName(name)
+		r, ok := parseRunLine(args)
+		if r.name != "" {
+			return SuggestName(r.name)
 		}
-		if ok {
-			return deriveName(args[k], args[k+1:])
+		if ok && r.cmd > 0 {
+			return deriveName(args[r.cmd], args[r.cmd+1:])
 		}
 	}
 	base := func(s string) string {

@@ -14,9 +14,12 @@
 // --name and --policy) and points at each with [Config.Lines]. `weir wrap`
 // calls [WrapFile], which rewrites each stdio entry to start `weir run
 // --name NAME [--policy FILE] -- COMMAND ARGS...` instead of the server
-// itself; `weir unwrap` calls [UnwrapFile]. `weir run` is what wrapped
-// entries run: it starts the original command as its child and relays its
-// messages, deciding every tool call.
+// itself, and each remote (Streamable HTTP) entry into a stdio entry that
+// starts `weir run --name NAME [--policy FILE] --upstream URL [--header
+// 'NAME: VALUE']...` ([Server.Upstream] reads it back); `weir unwrap` calls
+// [UnwrapFile]. `weir run` is what wrapped entries run: it starts the
+// original command as its child (or reaches the remote server) and relays
+// its messages, deciding every tool call.
 //
 // A wrapped Claude Desktop entry looks like this:
 //
@@ -107,15 +110,53 @@
 // Entries Wrap refuses are left untouched and reported: names ValidName
 // rejects, "args": null (it could not be told apart from [] afterwards),
 // opencode entries with a string command (opencode reads only lists),
-// client-provided servers, and entries with a Problem.
+// client-provided servers, entries with a Problem, and the remote entries
+// described below.
 //
 // Server names become `weir run --name` and the server half of policy
 // patterns ("server:tool") and flow sources ("server/tool"); [ValidName]
 // says which are accepted, and entries with other names are refused with a
-// suggestion. HTTP and SSE entries are not rewritten (weir run fronts stdio
-// servers); their [Change] carries the `weir serve --name NAME --upstream
-// URL` command that would front them (with WrapOptions.WeirPath). The
-// server's headers are not part of that command.
+// suggestion.
+//
+// # Remote entries
+//
+// A Streamable HTTP entry, in any format, is rewritten member by member:
+// its type value becomes the format's stdio type ("stdio", opencode's
+// "local"), its URL member (or "headers", whichever comes first) is
+// replaced by command, args and env members written in the entry's layout,
+// and the other is removed with the separator before it. Each header
+// becomes a --header flag, its value as written:
+//
+//	"linear": {"type": "http", "url": "https://mcp.linear.app/mcp", "headers": {"Authorization": "Bearer ${LINEAR_TOKEN}"}}
+//	"linear": {"type": "stdio", "command": "weir", "args": ["run", "--name", "linear", "--upstream", "https://mcp.linear.app/mcp", "--header", "Authorization: Bearer ${LINEAR_TOKEN}"], "env": {"WEIR_UNWRAP": "eyJ2Ijox..."}}
+//
+// The original text of what was replaced and removed is kept, base64
+// encoded, in the variable WEIR_UNWRAP of the entry's env (an env the entry
+// had gets it as its first variable): env is accepted in a stdio entry by
+// every format, opencode's strict schema included, clients keep it when
+// they rewrite their files, and weir run ignores it. [Unwrap] puts the text
+// back, then checks by wrapping the result again, which must give exactly
+// the current bytes; an entry edited since, or without its record, is
+// refused. [Wrap] checks the other way round before it returns anything:
+// the rewritten entry must unwrap to exactly the original bytes. Layout is
+// taken from the entry's own bytes only, so that rewriting one entry never
+// changes how another on the same line is rewritten.
+//
+// Left as they are and refused, with the reason: HTTP+SSE entries (weir run
+// --upstream speaks Streamable HTTP only; "type": "sse", Gemini's "url", an
+// untyped URL ending in /sse); entries that sign in another way ("oauth",
+// "auth", "headersHelper", "authProviderType", "requestOptions"...) or hold
+// any member weir run cannot carry over (Weir drops nothing silently);
+// headers weir run sets itself, credentials in the URL, non-HTTP URLs; and
+// a header or URL holding a variable reference the client would not expand
+// the same way in a stdio entry's args. Claude Code and Gemini CLI expand
+// ${VAR} there as in headers; Cursor and VS Code their ${env:NAME},
+// ${input:id} and own names; Windsurf ${env:NAME}; opencode {env:NAME}.
+// Any other ${NAME} would reach weir run as written and be expanded by
+// --header from weir run's environment, so it is refused, and so is any
+// reference for a client not documented to expand references in args. An
+// entry with no headers is wrapped with a note: OAuth sign-in the client
+// did itself does not carry over.
 //
 // # Files, backups and undo
 //

@@ -13,7 +13,8 @@ func ExampleWrap() {
   "mcpServers": {
     "notes": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]},
     "web": {"command": "uvx", "args": ["mcp-server-fetch"]},
-    "docs": {"url": "https://example.com/mcp"},
+    "docs": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Api-Key": "k-123"}},
+    "old": {"type": "sse", "url": "https://example.com/sse"},
     "my files": {"command": "files-server"},
   },
 }
@@ -37,7 +38,8 @@ func ExampleWrap() {
 	//   "mcpServers": {
 	//     "notes": {"command": "weir", "args": ["run", "--name", "notes", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]},
 	//     "web": {"command": "weir", "args": ["run", "--name", "web", "--", "uvx", "mcp-server-fetch"]},
-	//     "docs": {"url": "https://example.com/mcp"},
+	//     "docs": {"type": "stdio", "command": "weir", "args": ["run", "--name", "docs", "--upstream", "https://example.com/mcp", "--header", "X-Api-Key: k-123"], "env": {"WEIR_UNWRAP": "eyJ2IjoxLCJ0eXBlS2V5IjoidHlwZSIsInR5cGUiOiJcImh0dHBcIiIsImZpcnN0IjoiXCJ1cmxcIjogXCJodHRwczovL2V4YW1wbGUuY29tL21jcFwiIiwibW92ZWQiOiIsIFwiaGVhZGVyc1wiOiB7XCJYLUFwaS1LZXlcIjogXCJrLTEyM1wifSJ9"}},
+	//     "old": {"type": "sse", "url": "https://example.com/sse"},
 	//     "my files": {"command": "files-server"},
 	//   },
 	// }
@@ -45,8 +47,10 @@ func ExampleWrap() {
 	//   weir run --name notes -- npx -y @modelcontextprotocol/server-filesystem /home/me/notes
 	// wrapped web
 	//   weir run --name web -- uvx mcp-server-fetch
-	// http docs
-	//   weir serve --name docs --upstream https://example.com/mcp
+	// wrapped docs
+	//   weir run --name docs --upstream https://example.com/mcp --header 'X-Api-Key: ***'
+	// refused old
+	//   it uses the older HTTP+SSE transport, which weir run --upstream does not speak (it speaks Streamable HTTP); if the server also offers Streamable HTTP (often at /mcp), point the entry there and run weir wrap again
 	// refused my files
 	//   server name "my files" cannot be used with weir run --name: it contains a space; a name is 1 to 64 letters, digits, '.', '_' and '-', starting with a letter or digit. Rename the entry (e.g. to "my-files") and run weir wrap again
 }

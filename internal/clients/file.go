@@ -114,7 +114,7 @@ func unwrapFile(path string, now time.Time) (Result, error) {
 		if !s.Wrapped {
 			continue
 		}
-		_, _, policy, _ := parseRun(s.Args)
+		_, policy := s.RunFlags()
 		o := WrapOptions{WeirPath: s.Command, Policy: policy}
 		if !seen[o] {
 			seen[o] = true
@@ -216,6 +216,8 @@ func restoredChanges(wrapped, restored *Config) []Change {
 			ch.Detail = "does not run behind weir run"
 		case ok && b.Wrapped:
 			ch.Detail = "was already wrapped before weir wrap ran, and is left so; run weir unwrap again to unwrap it"
+		case ok && b.Transport == TransportHTTP:
+			ch.Action, ch.Detail = ActionUnwrapped, remoteDetail(b)
 		case ok:
 			ch.Action, ch.Detail = ActionUnwrapped, shellJoin(append([]string{b.Command}, b.Args...))
 		}

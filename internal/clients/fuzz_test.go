@@ -11,9 +11,13 @@ import (
 	"testing"
 )
 
-// addSeeds adds the golden originals and a few odd inputs to a fuzz corpus.
+// addSeeds adds the golden originals, their wrapped forms (remote entries
+// with their WEIR_UNWRAP records among them) and a few odd inputs to a fuzz
+// corpus.
 func addSeeds(f *testing.F, yamlFiles bool) {
 	paths, _ := filepath.Glob(filepath.Join("testdata", "golden", "*", "original.*"))
+	wrapped, _ := filepath.Glob(filepath.Join("testdata", "golden", "*", "wrapped.*"))
+	paths = append(paths, wrapped...)
 	for _, p := range paths {
 		if strings.HasSuffix(p, ".yaml") != yamlFiles {
 			continue
@@ -27,6 +31,10 @@ func addSeeds(f *testing.F, yamlFiles bool) {
 		`"\ud83d\ude00\ud800\udc00\udfff"`, `"\u00e9\/\\"`, "{\"a\":\"\xff\"}", `{"mcpServers": {"a": {"command": "weir", "args": ["run", "--", "x"]}}}`,
 		"extensions:\n  a: {cmd: x, args: [y]}\n", "mcpServers:\n- name: a\n  command: x\n  args:\n  - y\n",
 		"a: &x [1]\nb: *x\n", "a: |\n  x\n",
+		`{"mcpServers": {"r": {"type": "http", "url": "https://x/mcp", "headers": {"A": "b"}, "env": {"K": "v"}}}}`,
+		`{"mcp": {"r": {"type": "remote", "url": "https://x/mcp", "headers": {"A": "b"}}}}`,
+		"extensions:\n  r:\n    type: streamable_http\n    headers:\n      A: b\n    envs: {}\n    uri: https://x/mcp\n",
+		"mcpServers:\n- name: r\n  type: streamable-http\n  url: https://x/mcp\n",
 	} {
 		f.Add([]byte(s))
 	}

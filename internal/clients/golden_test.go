@@ -147,6 +147,12 @@ func report(loc Location, c *Config, opts WrapOptions, wrap, unwrap []Change) st
 		if cmd, args, ok := s.Inner(); ok {
 			fmt.Fprintf(&b, "    inner %s\n", shellJoin(append([]string{cmd}, args...)))
 		}
+		if u, hs, ok := s.Upstream(); ok {
+			fmt.Fprintf(&b, "    upstream %s\n", u)
+			for _, h := range hs {
+				fmt.Fprintf(&b, "    upstream header %s\n", h)
+			}
+		}
 		if s.URL != "" {
 			fmt.Fprintf(&b, "    url %s\n", s.URL)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -206,6 +207,84 @@ func drawStdio(t *rapid.T, name string, opencode bool) jobj {
 	return jobj(perm)
 }
 
+var (
+	genURL = rapid.SampledFrom([]string{"https://example.com/mcp", "https://example.com/mcp?a=1&b=2", "http://127.0.0.1:8080/mcp/",
+		"https://example.com/sse", "ftp://example.com/mcp", "https://u:p@example.com/mcp", "https://${HOST}/mcp"})
+	genHeaderName  = rapid.SampledFrom([]string{"Authorization", "X-Api-Key", "x-team", "Accept", "Bad Name", "ü"})
+	genHeaderValue = rapid.SampledFrom([]string{"Bearer x", "Bearer ${TOKEN}", "tab\there", "say \"hi\"", "ünï/😀", "", "${A}${B}", "{env:T}", "${input:key}", "line\nbreak"})
+)
+
+// drawRemote returns a random remote entry: a URL under any of the keys
+// clients spell it with, a type or none, headers or none, an env, members
+// Weir keeps and members it refuses to drop, in any order; sometimes one
+// already behind weir run --upstream.
+func drawRemote(t *rapid.T, name, format string) jobj {
+	u := genURL.Draw(t, "url")
+	if rapid.IntRange(0, 7).Draw(t, "prewrapped remote") == 0 {
+		args := []string{"run", "--name", name, "--upstream", u}
+		if format == FormatOpencode {
+			all := jarr{jstr("weir")}
+			for _, a := range args {
+				all = append(all, jstr(a))
+			}
+			return jobj{{"type", jstr("local")}, {"command", all}}
+		}
+		arr := jarr{}
+		for _, a := range args {
+			arr = append(arr, jstr(a))
+		}
+		return jobj{{"command", jstr("weir")}, {"args", arr}}
+	}
+	var members []jkv
+	envKey := "env"
+	if format == FormatOpencode {
+		envKey = "environment"
+		members = append(members, jkv{"type", jstr("remote")}, jkv{"url", jstr(u)})
+	} else {
+		key := "url"
+		if format == FormatMCPServers || format == FormatClaudeCode {
+			key = rapid.SampledFrom([]string{"url", "serverUrl", "httpUrl"}).Draw(t, "url key")
+		}
+		members = append(members, jkv{key, jstr(u)})
+		if rapid.Bool().Draw(t, "typed") {
+			members = append(members, jkv{"type", jstr(rapid.SampledFrom([]string{"http", "streamable-http", "streamableHttp", "sse"}).Draw(t, "type"))})
+		}
+	}
+	switch rapid.IntRange(0, 3).Draw(t, "headers") {
+	case 0:
+	case 1:
+		members = append(members, jkv{"headers", jobj{}})
+	default:
+		var h jobj
+		seen := map[string]bool{}
+		for _, n := range rapid.SliceOfN(genHeaderName, 1, 3).Draw(t, "header names") {
+			if !seen[strings.ToLower(n)] {
+				seen[strings.ToLower(n)] = true
+				h = append(h, jkv{n, jstr(genHeaderValue.Draw(t, "header value"))})
+			}
+		}
+		members = append(members, jkv{"headers", h})
+	}
+	switch rapid.IntRange(0, 3).Draw(t, "remote env") {
+	case 0:
+		members = append(members, jkv{envKey, jobj{}})
+	case 1:
+		members = append(members, jkv{envKey, jobj{{"A", jstr("1")}, {"B", jstr("2")}}})
+	}
+	if rapid.Bool().Draw(t, "kept member") {
+		k := rapid.SampledFrom([]string{"disabled", "enabled", "timeout"}).Draw(t, "kept")
+		v := jlit("true")
+		if k == "timeout" {
+			v = jlit("30")
+		}
+		members = append(members, jkv{k, v})
+	}
+	if rapid.IntRange(0, 7).Draw(t, "sign-in member") == 0 {
+		members = append(members, jkv{"oauth", jobj{{"clientId", jstr("x")}}})
+	}
+	return jobj(rapid.Permutation(members).Draw(t, "remote order"))
+}
+
 func drawServers(t *rapid.T, format string) jobj {
 	n := rapid.IntRange(0, 5).Draw(t, "servers")
 	used := map[string]bool{}
@@ -218,12 +297,8 @@ func drawServers(t *rapid.T, format string) jobj {
 		used[name] = true
 		var e jobj
 		switch {
-		case rapid.IntRange(0, 5).Draw(t, "http") == 0:
-			if format == FormatOpencode {
-				e = jobj{{"type", jstr("remote")}, {"url", jstr("https://example.com/mcp")}}
-			} else {
-				e = jobj{{"url", jstr("https://example.com/mcp?a=1&b=2")}, {"headers", jobj{{"Authorization", jstr("Bearer x")}}}}
-			}
+		case rapid.IntRange(0, 3).Draw(t, "http") == 0:
+			e = drawRemote(t, name, format)
 		case format == FormatZed && rapid.Bool().Draw(t, "zed legacy"):
 			inner := drawStdio(t, name, false)
 			for i := range inner {
@@ -346,6 +421,31 @@ func checkWrapProperties(t fatalfer, loc Location, x []byte) {
 			}
 			continue
 		}
+		if before.Transport == TransportHTTP {
+			// A remote entry: weir run --upstream its URL with its headers,
+			// in the file's order; env, name and the rest as they were.
+			var headers []string
+			if h := c.entries[i].hdrs; h != nil {
+				for _, m := range h.val.members {
+					headers = append(headers, m.key+": "+m.val.str)
+				}
+			}
+			u, hs, ok := after.Upstream()
+			env := map[string]string{}
+			for k, v := range after.Env {
+				if k != stashKey {
+					env[k] = v
+				}
+			}
+			if len(before.Env) == 0 && len(env) == 0 {
+				env = before.Env
+			}
+			if !ok || u != before.URL || !reflect.DeepEqual(hs, headers) || !reflect.DeepEqual(env, before.Env) ||
+				after.Name != before.Name || after.Disabled != before.Disabled || after.Transport != TransportStdio {
+				t.Fatalf("%s: remote entry wrapped as %+v from %+v", before.Name, after, before)
+			}
+			continue
+		}
 		cmd, args, ok := after.Inner()
 		if !ok || cmd != before.Command || !reflect.DeepEqual(normal(Server{Args: args}).Args, normal(before).Args) ||
 			!reflect.DeepEqual(after.Env, before.Env) || after.Cwd != before.Cwd || after.Name != before.Name {
@@ -376,16 +476,61 @@ func checkWrapProperties(t fatalfer, loc Location, x []byte) {
 }
 
 // masked returns the file with the command and args members of every
-// stdio entry cut out.
+// stdio entry cut out (each leaves a marker), and what a remote rewrite
+// changes cut out without a trace: in a remote entry its type value, URL
+// and headers members (the one after the other with the separator before
+// it) and its env value; in one behind weir run --upstream its type value,
+// the command, args and env members the rewrite wrote, or the value of the
+// env it had.
 func masked(c *Config) string {
-	type span struct{ start, end int }
+	type span struct {
+		start, end int
+		mark       bool
+	}
 	var spans []span
-	for _, e := range c.entries {
+	for i, e := range c.entries {
+		_, _, behind := c.Servers[i].Upstream()
+		if e.typ != nil && (c.Servers[i].Transport == TransportHTTP || behind) {
+			spans = append(spans, span{e.typ.val.start, e.typ.val.end, false})
+		}
+		if c.Servers[i].Transport == TransportHTTP && e.url != nil {
+			first, moved := e.url, e.hdrs
+			if moved != nil && moved.keyStart < first.keyStart {
+				first, moved = moved, first
+			}
+			spans = append(spans, span{first.keyStart, first.val.end, false})
+			if moved != nil {
+				for k := range e.def.members {
+					if e.def.members[k].keyStart == moved.keyStart {
+						spans = append(spans, span{e.def.members[k-1].val.end, moved.val.end, false})
+					}
+				}
+			}
+			if e.env != nil {
+				spans = append(spans, span{e.env.val.start, e.env.val.end, false})
+			}
+			continue
+		}
+		if behind && e.env != nil && len(e.env.val.members) > 0 {
+			if st, ok := decodeStash(e.env.val.members[0].val.str); ok {
+				end := e.cmd.val.end
+				if e.args != nil {
+					end = e.args.val.end
+				}
+				if st.Env {
+					spans = append(spans, span{e.env.val.start, e.env.val.end, false})
+				} else {
+					end = e.env.val.end
+				}
+				spans = append(spans, span{e.cmd.keyStart, end, false})
+				continue
+			}
+		}
 		switch e.form {
 		case formArray:
-			spans = append(spans, span{e.cmd.val.start, e.cmd.val.end})
+			spans = append(spans, span{e.cmd.val.start, e.cmd.val.end, true})
 		case formSplit:
-			s := span{e.cmd.keyStart, e.cmd.val.end}
+			s := span{e.cmd.keyStart, e.cmd.val.end, true}
 			if e.args != nil && e.args.keyStart < s.start {
 				s.start = e.args.keyStart
 			}
@@ -395,11 +540,17 @@ func masked(c *Config) string {
 			spans = append(spans, s)
 		}
 	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
 	var b strings.Builder
 	last := 0
 	for _, s := range spans {
+		if s.start < last {
+			continue
+		}
 		b.Write(c.raw[last:s.start])
-		b.WriteString("\x00")
+		if s.mark {
+			b.WriteString("\x00")
+		}
 		last = s.end
 	}
 	b.Write(c.raw[last:])
@@ -446,6 +597,49 @@ func drawYAMLConfig(t *rapid.T) (Location, []byte) {
 		}
 		var ind string
 		var lines []string
+		if rapid.IntRange(0, 3).Draw(t, "remote") == 0 {
+			// A remote entry: type, URL, headers (block or flow), an env,
+			// a kept member, in any order, comments after values.
+			if goose {
+				b.WriteString(step + drawYAMLScalar(t, name, false) + ":" + eol)
+				ind = step + step
+				lines = append(lines, "type: streamable_http", "uri: "+drawYAMLScalar(t, genURL.Draw(t, "url"), false), "name: "+drawYAMLScalar(t, name, false))
+			} else {
+				b.WriteString(step + "- name: " + drawYAMLScalar(t, name, false) + eol)
+				ind = step + "  "
+				lines = append(lines, "type: streamable-http", "url: "+drawYAMLScalar(t, genURL.Draw(t, "url"), false))
+			}
+			switch rapid.IntRange(0, 2).Draw(t, "yaml headers") {
+			case 1:
+				lines = append(lines, "headers: {Authorization: "+drawYAMLScalar(t, genHeaderValue.Draw(t, "header value"), true)+"}")
+			case 2:
+				l := "headers:"
+				for _, h := range rapid.SliceOfNDistinct(genHeaderName, 1, 2, strings.ToLower).Draw(t, "header names") {
+					l += eol + ind + "  " + drawYAMLScalar(t, h, false) + ": " + drawYAMLScalar(t, genHeaderValue.Draw(t, "header value"), false)
+				}
+				lines = append(lines, l)
+			}
+			k := "env"
+			if goose {
+				k = "envs"
+			}
+			switch rapid.IntRange(0, 2).Draw(t, "yaml env") {
+			case 1:
+				lines = append(lines, k+": {}")
+			case 2:
+				lines = append(lines, k+":"+eol+ind+"  A: '1'")
+			}
+			if rapid.Bool().Draw(t, "yaml kept") {
+				lines = append(lines, "timeout: 300")
+			}
+			if rapid.Bool().Draw(t, "comment") {
+				lines[0] += "  # first"
+			}
+			for _, l := range rapid.Permutation(lines).Draw(t, "order") {
+				b.WriteString(ind + l + eol)
+			}
+			continue
+		}
 		if goose {
 			b.WriteString(step + drawYAMLScalar(t, name, false) + ":" + eol)
 			ind = step + step

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -29,11 +28,10 @@ func (o WrapOptions) weir() string {
 
 // Actions a Change reports.
 const (
-	ActionWrapped   = "wrapped"   // the entry now runs behind weir run
+	ActionWrapped   = "wrapped"   // the entry now runs behind weir run (a remote one behind weir run --upstream)
 	ActionUnchanged = "unchanged" // nothing to do: already wrapped (Wrap), or not wrapped (Unwrap)
-	ActionRefused   = "refused"   // left as it was; Detail says why
-	ActionHTTP      = "http"      // an HTTP or SSE server, left as it was; Detail is the weir serve command that would front it
-	ActionUnwrapped = "unwrapped" // the entry runs its server directly again
+	ActionRefused   = "refused"   // left as it was, running without Weir; Detail says why
+	ActionUnwrapped = "unwrapped" // the entry runs (or reaches) its server directly again
 )
 
 // Change is what Wrap or Unwrap did, or declined to do, to one entry.
@@ -41,7 +39,7 @@ type Change struct {
 	Server string // the entry's name
 	Path   string // the entry's JSON pointer (Server.Path)
 	Action string // one of the Action constants
-	Detail string // the new command line, the weir serve command, or why the entry was refused
+	Detail string // the new command line (header values masked), the remote server restored, or why the entry was refused
 }
 
 // edit replaces raw[start:end] with text.
@@ -89,19 +87,24 @@ func Wrap(c *Config, opts WrapOptions) (out []byte, changes []Change, err error)
 		switch {
 		case s.Problem != "":
 			ch.Action, ch.Detail = ActionRefused, s.Problem
-		case s.Transport == TransportHTTP || s.Transport == TransportSSE:
-			name := s.Name
-			if ValidName(name) != nil {
-				name = SuggestName(name)
+		case s.Transport == TransportSSE:
+			ch.Action, ch.Detail = ActionRefused, sseRefusal(s, c.Location.Format)
+		case s.Transport == TransportHTTP:
+			plan, why := c.wrapRemote(i, weir, opts.Policy)
+			if why != "" {
+				ch.Action, ch.Detail = ActionRefused, why
+				break
 			}
-			ch.Action, ch.Detail = ActionHTTP, shellJoin([]string{weir, "serve", "--name", name, "--upstream", s.URL})
+			pend = append(pend, pending{i, plan.edits})
+			expect[i] = plan.server
+			ch.Action, ch.Detail = ActionWrapped, plan.detail
 		case s.Transport == TransportBuiltin:
 			ch.Action, ch.Detail = ActionRefused, "provided by the client itself (or one of its extensions); there is no command for Weir to run"
 		case s.Transport != TransportStdio:
 			ch.Action, ch.Detail = ActionRefused, "not a stdio server"
 		case s.Wrapped:
 			ch.Action, ch.Detail = ActionUnchanged, "already runs behind weir run"
-			if _, name, _, _ := parseRun(s.Args); name != "" && name != s.Name {
+			if name, _ := s.RunFlags(); name != "" && name != s.Name {
 				ch.Detail += fmt.Sprintf(" (as --name %s)", name)
 			}
 		default:
@@ -148,6 +151,18 @@ func Unwrap(c *Config) (out []byte, changes []Change, err error) {
 		ch := Change{Server: s.Name, Path: s.Path}
 		if !s.Wrapped {
 			ch.Action, ch.Detail = ActionUnchanged, "does not run behind weir run"
+			changes = append(changes, ch)
+			continue
+		}
+		if _, _, remote := s.Upstream(); remote {
+			got, orig, why := c.remoteUnwrapEdits(i)
+			if why != "" {
+				ch.Action, ch.Detail = ActionRefused, why
+			} else {
+				pend = append(pend, pending{i, got})
+				expect[i] = orig
+				ch.Action, ch.Detail = ActionUnwrapped, remoteDetail(orig)
+			}
 			changes = append(changes, ch)
 			continue
 		}
@@ -217,20 +232,10 @@ func (c *Config) apply(edits []edit, expect []Server) ([]byte, error) {
 	if len(edits) == 0 {
 		return bytes.Clone(c.raw), nil
 	}
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
-	var b bytes.Buffer
-	b.Grow(len(c.raw) + 256*len(edits))
-	last := 0
-	for _, e := range edits {
-		if e.start < last || e.end < e.start || e.end > len(c.raw) {
-			return nil, fmt.Errorf("%s: internal error: overlapping edits at byte %d", c.Location.Path, e.start)
-		}
-		b.Write(c.raw[last:e.start])
-		b.WriteString(e.text)
-		last = e.end
+	out, err := splice(c.raw, edits)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", c.Location.Path, err)
 	}
-	b.Write(c.raw[last:])
-	out := b.Bytes()
 
 	c2, err := Parse(c.Location, out)
 	if err != nil {
@@ -406,21 +411,27 @@ func lineBreakAfter(raw []byte, off int) string {
 // memberLayout returns the whitespace before the command key and the
 // key/value separator, which an inserted args member copies.
 func (c *Config) memberLayout(e entry) (lead, colon string) {
+	return c.memberLayoutOf(e.obj, e.cmd)
+}
+
+// memberLayoutOf returns the whitespace before the key of member m of obj
+// and its key/value separator, for members written next to it.
+func (c *Config) memberLayoutOf(obj *node, m *member) (lead, colon string) {
 	raw := c.raw
-	k := e.cmd.keyStart
+	k := m.keyStart
 	ws := k
 	for ws > 0 && isSpace(raw[ws-1]) {
 		ws--
 	}
 	lead = string(raw[ws:k])
-	colon = string(raw[e.cmd.keyEnd:e.cmd.val.start])
+	colon = string(raw[m.keyEnd:m.val.start])
 	if c.syntax == syntaxYAML {
 		if !yamlColonRE.MatchString(colon) {
 			colon = ": "
 		}
-		if !e.obj.flow {
+		if !obj.flow {
 			ls := lineStart(raw, k)
-			lead = lineBreakAfter(raw, e.cmd.val.end) + strings.Repeat(" ", k-ls)
+			lead = lineBreakAfter(raw, m.val.end) + strings.Repeat(" ", k-ls)
 		}
 		return lead, colon
 	}
@@ -447,6 +458,11 @@ var (
 // one item per line, one indentation step deeper than the key; in a
 // one-line entry it is padded: [ "run", ... ].
 func (c *Config) insertedArgs(e entry, items []string) (string, string) {
+	return c.insertedArgsStep(e, items, c.indentStep)
+}
+
+// insertedArgsStep is insertedArgs with the indentation step found by step.
+func (c *Config) insertedArgsStep(e entry, items []string, step func(entry, string) string) (string, string) {
 	lead, colon := c.memberLayout(e)
 	if c.syntax == syntaxYAML {
 		list := "[ " + strings.Join(items, ", ") + " ]"
@@ -474,7 +490,7 @@ func (c *Config) insertedArgs(e entry, items []string) (string, string) {
 		eol = "\r"
 	}
 	indent := lead[nl+1:]
-	inner := indent + c.indentStep(e, indent)
+	inner := indent + step(e, indent)
 	var b strings.Builder
 	b.WriteString("," + lead + `"args"` + colon + "[")
 	for i, it := range items {
@@ -489,9 +505,21 @@ func (c *Config) insertedArgs(e entry, items []string) (string, string) {
 
 // indentStep returns one level of indentation as the entry uses it: the
 // difference between the command key's indentation and that of the line
-// where the entry's object opens; a tab or two spaces when that tells
-// nothing.
+// where the entry's object closes, when its closing brace is on a line of
+// its own (bytes of the entry itself, which rewriting another entry cannot
+// change), else that of the line where it opens; a tab or two spaces when
+// that tells nothing.
 func (c *Config) indentStep(e entry, keyIndent string) string {
+	if st, ok := c.closingStep(e.obj, keyIndent); ok {
+		return st
+	}
+	return c.openingStep(e, keyIndent)
+}
+
+// openingStep is the indentation step from the line where the entry's
+// object opens (what weir wrap used before the closing line came first;
+// wasInserted still recognises it).
+func (c *Config) openingStep(e entry, keyIndent string) string {
 	ls := lineStart(c.raw, e.obj.start)
 	outer := ls
 	for outer < len(c.raw) && (c.raw[outer] == ' ' || c.raw[outer] == '\t') {
@@ -501,6 +529,26 @@ func (c *Config) indentStep(e entry, keyIndent string) string {
 	if len(keyIndent) > len(o) && strings.HasPrefix(keyIndent, o) {
 		return keyIndent[len(o):]
 	}
+	return defaultStep(keyIndent)
+}
+
+// closingStep is the indentation step from the line where obj closes,
+// when its closing brace is alone on it.
+func (c *Config) closingStep(obj *node, keyIndent string) (string, bool) {
+	raw := c.raw
+	end := obj.end - 1
+	if end <= obj.start || end >= len(raw) || raw[end] != '}' {
+		return "", false
+	}
+	ls := lineStart(raw, end)
+	o := string(raw[ls:end])
+	if ls <= obj.start || strings.Trim(o, " \t") != "" || len(keyIndent) <= len(o) || !strings.HasPrefix(keyIndent, o) {
+		return "", false
+	}
+	return keyIndent[len(o):], true
+}
+
+func defaultStep(keyIndent string) string {
 	if strings.Contains(keyIndent, "\t") {
 		return "\t"
 	}
@@ -659,16 +707,19 @@ func (c *Config) wasInserted(e entry, k int) bool {
 	for i, el := range a.elems[:k+1] {
 		items[i] = string(c.raw[el.start:el.end])
 	}
-	text, why := c.insertedArgs(e, items)
-	if why != "" {
-		return false
+	// The layout Wrap writes, or the one earlier versions wrote.
+	for _, step := range []func(entry, string) string{c.indentStep, c.openingStep} {
+		text, why := c.insertedArgsStep(e, items, step)
+		if why != "" {
+			return false
+		}
+		end := e.cmd.val.end + len(text)
+		// The member must end where the text does: nothing of the list is left.
+		if end <= len(c.raw) && string(c.raw[e.cmd.val.end:end]) == text && a.end == end {
+			return true
+		}
 	}
-	end := e.cmd.val.end + len(text)
-	if end > len(c.raw) || string(c.raw[e.cmd.val.end:end]) != text {
-		return false
-	}
-	// The member must end where the text does: nothing of the list is left.
-	return a.end == end
+	return false
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
