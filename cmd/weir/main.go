@@ -17,13 +17,23 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if path := os.Getenv("WEIR_CPUPROFILE"); path != "" {
+		// For performance work: a CPU profile of this process, written on
+		// exit to PATH.PID (SIGINT and SIGTERM end the commands that serve
+		// cleanly), one file per process of a benchmark.
+		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+			_ = pprof.StartCPUProfile(f)
+		}
+	}
 	code := execute(ctx, os.Args[1:])
 	stop()
+	pprof.StopCPUProfile()
 	os.Exit(code)
 }
 

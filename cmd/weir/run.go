@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -101,14 +100,6 @@ desktop client puts a remote server behind Weir (weir wrap writes this).
 
 func runServer(ctx context.Context, f runFlags, argv []string) error {
 	log := newLogger(os.Stderr).With("weir", f.name)
-	if path := os.Getenv("WEIR_CPUPROFILE"); path != "" {
-		// For performance work: a CPU profile of this proxy, written on exit.
-		if f, err := os.Create(path); err == nil {
-			if err := pprof.StartCPUProfile(f); err == nil {
-				defer pprof.StopCPUProfile()
-			}
-		}
-	}
 	env, err := openEnv(ctx, f.policy)
 	if err != nil {
 		return &exitError{code: 2, err: err}

@@ -95,13 +95,24 @@ type inbound struct {
 
 var errUpstreamClosed = errors.New("the upstream connection is closed")
 
+// sharedClient is the upstream sessions' default client: one connection
+// pool for all of them, with enough idle connections per host that many
+// sessions of one upstream reuse connections instead of opening new ones
+// (the default keeps two).
+var sharedClient = &http.Client{Transport: func() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 512
+	t.MaxIdleConnsPerHost = 128
+	return t
+}()}
+
 // NewHTTPUpstream returns a transport toward the MCP endpoint at url.
 func NewHTTPUpstream(url string, opts HTTPOptions) *HTTPUpstream {
 	if opts.MaxMessage <= 0 {
 		opts.MaxMessage = jsonrpc.DefaultMaxMessage
 	}
 	if opts.Client == nil {
-		opts.Client = &http.Client{}
+		opts.Client = sharedClient
 	}
 	log := opts.Logger
 	if log == nil {
