@@ -62,10 +62,16 @@ func startEverythingHTTP(t testing.TB) string {
 // longer than a minute.
 func runNodeCLI(t *testing.T, dir string, argv []string, args ...string) []byte {
 	t.Helper()
+	return runNodeCLIEnv(t, dir, nil, argv, args...)
+}
+
+// runNodeCLIEnv is runNodeCLI with more environment.
+func runNodeCLIEnv(t *testing.T, dir string, env []string, argv []string, args ...string) []byte {
+	t.Helper()
 	ctx := ctxT(t, time.Minute)
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -99,9 +105,9 @@ type httpClientRun struct {
 	Terminate        string   `json:"terminate"`
 }
 
-func runHTTPClient(t *testing.T, script []string, url string) httpClientRun {
+func runHTTPClient(t *testing.T, script []string, url string, env ...string) httpClientRun {
 	t.Helper()
-	out := runNodeCLI(t, t.TempDir(), script, url)
+	out := runNodeCLIEnv(t, t.TempDir(), env, script, url)
 	var r httpClientRun
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("http-client.mjs against %s printed %q: %v", url, out, err)
@@ -420,4 +426,50 @@ func TestServeGoSDKClient(t *testing.T) {
 			t.Errorf("the 2025-11-25 fallback through weir serve differs from the direct 2026-07-28 run: %+v vs %+v", fallback, direct)
 		}
 	})
+}
+
+// TestGatewayTypeScriptAndInspector: the TypeScript SDK client and the
+// inspector CLI against npm server-everything (streamableHttp) directly
+// and through `weir gateway` in front of it: the same tools, calls,
+// progress, resources and prompts, under the gateway's names.
+func TestGatewayTypeScriptAndInspector(t *testing.T) {
+	t.Parallel()
+	script := npmPeer(t, "http-client.mjs")
+	cli := npmPeer(t, "node_modules/@modelcontextprotocol/inspector-cli/build/cli.js")
+	upstream := startEverythingHTTP(t)
+	g := startGatewayHTTP(t, gwEnv(newWeirEnv(t)), writeGatewayConfig(t, "", gwURL("ev", upstream)))
+
+	direct := runHTTPClient(t, script, upstream)
+	through := runHTTPClient(t, script, g.endpoint(), "WEIR_GATEWAY_SERVER=ev")
+	if through.ServerName != "weir-gateway" {
+		t.Errorf("server name through the gateway = %q, want weir-gateway", through.ServerName)
+	}
+	if len(direct.Tools) == 0 || len(direct.Progress) == 0 {
+		t.Fatalf("direct run is not what the test expects of server-everything: %+v", direct)
+	}
+	dv, tv := reflect.ValueOf(direct), reflect.ValueOf(through)
+	for i := range dv.NumField() {
+		if dv.Type().Field(i).Name == "ServerName" {
+			continue
+		}
+		if d, w := dv.Field(i).Interface(), tv.Field(i).Interface(); !reflect.DeepEqual(d, w) {
+			t.Errorf("%s differs through weir gateway:\n  direct:  %s\n  through: %s", dv.Type().Field(i).Name, shortJSON(d), shortJSON(w))
+		}
+	}
+
+	dir := filepath.Dir(cli[1])
+	inspect := func(url string, args ...string) string {
+		return string(runNodeCLI(t, dir, cli, append([]string{"--cli", url, "--transport", "http"}, args...)...))
+	}
+	if out := inspect(g.endpoint(), "--method", "tools/list"); !strings.Contains(out, `"name": "ev__echo"`) {
+		t.Errorf("inspector tools/list through the gateway has no ev__echo:\n%s", out)
+	}
+	for _, c := range [][2][]string{
+		{{"--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi"}, {"--method", "tools/call", "--tool-name", "ev__echo", "--tool-arg", "message=hi"}},
+		{{"--method", "prompts/get", "--prompt-name", "simple-prompt"}, {"--method", "prompts/get", "--prompt-name", "ev__simple-prompt"}},
+	} {
+		if d, w := inspect(upstream, c[0]...), inspect(g.endpoint(), c[1]...); d != w {
+			t.Errorf("inspector %v differs through the gateway:\n  direct:  %s\n  through: %s", c[1], d, w)
+		}
+	}
 }

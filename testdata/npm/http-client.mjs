@@ -40,6 +40,14 @@ for (const h of headerArgs) {
 const text = (content) =>
   (content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
+// WEIR_GATEWAY_SERVER names the server behind weir gateway: tools and
+// prompts are then SERVER__NAME and resources SERVER+URI, and the output
+// names them without the prefix, so it compares with a direct run.
+const gw = process.env.WEIR_GATEWAY_SERVER ?? "";
+const named = (n) => (gw ? `${gw}__${n}` : n);
+const unnamed = (n) => (gw && n.startsWith(`${gw}__`) ? n.slice(gw.length + 2) : n);
+const unuri = (u) => (gw && u?.startsWith(`${gw}+`) ? u.slice(gw.length + 1) : u);
+
 async function main() {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers },
@@ -53,15 +61,15 @@ async function main() {
   };
 
   const { tools } = await client.listTools();
-  out.tools = tools.map((t) => t.name).sort();
+  out.tools = tools.map((t) => unnamed(t.name)).sort();
 
-  const echo = await client.callTool({ name: "echo", arguments: { message: "weir says hello" } });
+  const echo = await client.callTool({ name: named("echo"), arguments: { message: "weir says hello" } });
   if (echo.isError) throw new Error(`echo failed: ${text(echo.content)}`);
   out.echo = text(echo.content);
 
   out.progress = [];
   const long = await client.callTool(
-    { name: "trigger-long-running-operation", arguments: { duration: 1, steps: 3 } },
+    { name: named("trigger-long-running-operation"), arguments: { duration: 1, steps: 3 } },
     undefined,
     {
       onprogress: (p) => out.progress.push({ progress: p.progress, total: p.total }),
@@ -72,15 +80,15 @@ async function main() {
   out.longRunning = text(long.content);
 
   const { resources } = await client.listResources();
-  out.resources = resources.map((r) => r.uri).sort();
+  out.resources = resources.map((r) => unuri(r.uri)).sort();
   const doc = out.resources.find((u) => u.startsWith("demo://resource/static/document/"));
   if (!doc) throw new Error(`no static document among the resources: ${out.resources.join(", ")}`);
-  const read = await client.readResource({ uri: doc });
-  out.resourceUri = read.contents[0]?.uri ?? null;
+  const read = await client.readResource({ uri: gw ? `${gw}+${doc}` : doc });
+  out.resourceUri = unuri(read.contents[0]?.uri ?? null);
   out.resourceMimeType = read.contents[0]?.mimeType ?? null;
   out.resourceText = read.contents[0]?.text ?? null;
 
-  const prompt = await client.getPrompt({ name: "simple-prompt" });
+  const prompt = await client.getPrompt({ name: named("simple-prompt") });
   out.promptMessages = prompt.messages.length;
   out.promptText = prompt.messages.map((m) => (m.content?.type === "text" ? m.content.text : "")).join("\n");
 
