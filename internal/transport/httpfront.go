@@ -216,6 +216,12 @@ func (f *Front) open(info FrontSession) (*frontConn, error) {
 	if f.ctx.Err() != nil {
 		return nil, errors.New("shutting down")
 	}
+	if info.HTTP == "" {
+		// Concurrent first requests of one taint session share its relay.
+		if c := f.stateless[info.Principal+"\x00"+info.Taint]; c != nil {
+			return c, nil
+		}
+	}
 	if f.perOwner[info.Principal] >= f.opts.MaxSessions {
 		return nil, fmt.Errorf("too many open sessions (%d); end one with DELETE or wait for idle ones to expire", f.opts.MaxSessions)
 	}
@@ -402,14 +408,8 @@ func (f *Front) post(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		if c == nil {
 			if c, err = f.open(FrontSession{Principal: principal, Taint: scoped(principal, taint)}); err != nil {
-				// Another request may have opened it meanwhile.
-				f.mu.Lock()
-				c = f.stateless[key]
-				f.mu.Unlock()
-				if c == nil {
-					rpcError(w, http.StatusServiceUnavailable, id, jsonrpc.CodeServerUnavailable, err.Error())
-					return
-				}
+				rpcError(w, http.StatusServiceUnavailable, id, jsonrpc.CodeServerUnavailable, err.Error())
+				return
 			}
 		}
 	default:

@@ -509,3 +509,28 @@ func FuzzFrontPost(f *testing.F) {
 		}
 	})
 }
+
+// Concurrent first requests of one taint session open one relay.
+func TestFrontStatelessConcurrentOpen(t *testing.T) {
+	f := newFrontFixture(t, FrontOptions{})
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := f.post(modernBody(i, "tools/list", ""), HeaderProtocol, Stateless, HeaderMethod, "tools/list", HeaderWeirSession, "race")
+			if r.StatusCode != 200 {
+				t.Errorf("request %d: HTTP %d", i, r.StatusCode)
+			}
+		}()
+	}
+	wg.Wait()
+	f.relay.mu.Lock()
+	defer f.relay.mu.Unlock()
+	if len(f.relay.infos) != 1 {
+		t.Errorf("%d relays for one taint session, want 1", len(f.relay.infos))
+	}
+	if n := f.front.Sessions.Load(); n != 1 {
+		t.Errorf("%d sessions counted, want 1", n)
+	}
+}
