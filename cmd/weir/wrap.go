@@ -31,10 +31,11 @@ lists, or one named by path) to start
 instead of the server itself, and each remote (Streamable HTTP) entry into a
 stdio entry that starts
 
-  WEIR run --name NAME [--policy FILE] --upstream URL [--header 'NAME: VALUE']...
+  WEIR run --name NAME [--policy FILE] --upstream URL [--header 'NAME: ${WEIR_HEADER_1}']...
 
-its headers moved into --header flags as written (a ${VAR} the client
-expands stays a ${VAR}, which the client expands in the arguments too). Only
+each header value moved into a WEIR_HEADER_N variable of the entry's env, so
+no credential shows in the process list (Claude Code, which expands every
+${...} in args itself, keeps its header values in the --header flags). Only
 the members involved change: the command and args values, or a remote
 entry's type, URL and headers, which become command, args and env. The
 original members are kept, base64 encoded, in the env variable WEIR_UNWRAP,
@@ -48,7 +49,7 @@ run under their name or edit safely; legacy HTTP+SSE entries (weir run
 other way (oauth, auth, headersHelper, requestOptions...) or have members
 weir run cannot carry over, since Weir drops nothing silently; and remote
 entries whose headers hold a variable reference the client would not expand
-in args the same way (weir run expands ${VAR} from its environment). A remote
+in env the same way. A remote
 entry with no headers is wrapped, with a note: sign-in the client did itself
 (OAuth) does not carry over, so if the server needs it, add a token with
 --header.

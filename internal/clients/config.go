@@ -75,9 +75,13 @@ func (s Server) Inner() (command string, args []string, ok bool) {
 
 // Upstream returns, for an entry wrapped with `weir run --upstream URL`
 // (how weir wrap puts a remote server behind Weir), the remote server's URL
-// and the --header values weir run sends it ("Name: value", as written:
-// weir run expands ${VAR} in them from its environment). ok is false for
-// every other entry, including one whose weir run names a command.
+// and the headers weir run sends it, "Name: value" as written. A --header
+// whose value is one of the header variables weir wrap writes
+// (${WEIR_HEADER_N}, set in the entry's env, so that the value stays out
+// of the process list) reads as that variable's value, the header as the
+// remote entry had it; weir run expands the ${VAR} of any other --header
+// value from its environment. ok is false for every other entry, including
+// one whose weir run names a command.
 func (s Server) Upstream() (url string, headers []string, ok bool) {
 	if !s.Wrapped {
 		return "", nil, false
@@ -85,6 +89,13 @@ func (s Server) Upstream() (url string, headers []string, ok bool) {
 	r, ok := parseRunLine(s.Args)
 	if !ok || r.cmd > 0 || r.upstream == "" {
 		return "", nil, false
+	}
+	for k, h := range r.headers {
+		if name, v, cut := strings.Cut(h, ": "); cut && headerVarRE.MatchString(v) {
+			if val, set := s.Env[v[2:len(v)-1]]; set {
+				r.headers[k] = name + ": " + val
+			}
+		}
 	}
 	return r.upstream, r.headers, true
 }

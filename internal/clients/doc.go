@@ -16,7 +16,8 @@
 // --name NAME [--policy FILE] -- COMMAND ARGS...` instead of the server
 // itself, and each remote (Streamable HTTP) entry into a stdio entry that
 // starts `weir run --name NAME [--policy FILE] --upstream URL [--header
-// 'NAME: VALUE']...` ([Server.Upstream] reads it back); `weir unwrap` calls
+// 'NAME: ${WEIR_HEADER_N}']...`, the header values in its env
+// ([Server.Upstream] reads it back); `weir unwrap` calls
 // [UnwrapFile]. `weir run` is what wrapped entries run: it starts the
 // original command as its child (or reaches the remote server) and relays
 // its messages, deciding every tool call.
@@ -125,19 +126,33 @@
 // "local"), its URL member (or "headers", whichever comes first) is
 // replaced by command, args and env members written in the entry's layout,
 // and the other is removed with the separator before it. Each header
-// becomes a --header flag, its value as written:
+// becomes a --header flag naming a variable of the entry's env,
+// WEIR_HEADER_N (N = 1, 2, ... in header order, skipping a name the env
+// already has), which holds its value as written:
 //
 //	"linear": {"type": "http", "url": "https://mcp.linear.app/mcp", "headers": {"Authorization": "Bearer ${LINEAR_TOKEN}"}}
-//	"linear": {"type": "stdio", "command": "weir", "args": ["run", "--name", "linear", "--upstream", "https://mcp.linear.app/mcp", "--header", "Authorization: Bearer ${LINEAR_TOKEN}"], "env": {"WEIR_UNWRAP": "eyJ2Ijox..."}}
+//	"linear": {"type": "stdio", "command": "weir", "args": ["run", "--name", "linear", "--upstream", "https://mcp.linear.app/mcp", "--header", "Authorization: ${WEIR_HEADER_1}"], "env": {"WEIR_UNWRAP": "eyJ2Ijoy...", "WEIR_HEADER_1": "Bearer ${LINEAR_TOKEN}"}}
+//
+// A process's arguments are visible to every local user (ps,
+// /proc/PID/cmdline), its environment only to its owner, so no header
+// value, literal or reference (which the client expands before starting
+// weir run), goes into args. weir run --header expands ${WEIR_HEADER_N}
+// once, never what the variable holds, so a literal $ or ${X} reaches the
+// server as written; a blank value stays in its flag. Claude Code is the
+// exception: it expands every ${...} of a stdio entry's args itself, from
+// its own environment, and skips a server whose variable is not set there,
+// so its headers stay --header 'NAME: VALUE' flags, as written.
 //
 // The original text of what was replaced and removed is kept, base64
 // encoded, in the variable WEIR_UNWRAP of the entry's env (an env the entry
-// had gets it as its first variable): env is accepted in a stdio entry by
-// every format, opencode's strict schema included, clients keep it when
-// they rewrite their files, and weir run ignores it. [Unwrap] puts the text
-// back, then checks by wrapping the result again, which must give exactly
-// the current bytes; an entry edited since, or without its record, is
-// refused. [Wrap] checks the other way round before it returns anything:
+// had gets it, and the header variables, as its first variables): env is
+// accepted in a stdio entry by every format, opencode's strict schema
+// included, clients keep it when they rewrite their files, and weir run
+// ignores it. [Unwrap] puts the text back (and removes the header
+// variables), then checks by wrapping the result again, which must give
+// exactly the current bytes; an entry edited since, or without its record,
+// is refused. An entry an earlier weir wrap rewrote with its header values
+// in args (record version 1, as for Claude Code) is unwrapped the same way. [Wrap] checks the other way round before it returns anything:
 // the rewritten entry must unwrap to exactly the original bytes. Layout is
 // taken from the entry's own bytes only, so that rewriting one entry never
 // changes how another on the same line is rewritten.
@@ -147,16 +162,15 @@
 // untyped URL ending in /sse); entries that sign in another way ("oauth",
 // "auth", "headersHelper", "authProviderType", "requestOptions"...) or hold
 // any member weir run cannot carry over (Weir drops nothing silently);
-// headers weir run sets itself, credentials in the URL, non-HTTP URLs; and
-// a header or URL holding a variable reference the client would not expand
-// the same way in a stdio entry's args. Claude Code and Gemini CLI expand
+// headers weir run sets itself, credentials in the URL, non-HTTP URLs; and,
+// for a client not documented to expand in a stdio entry's args and env
+// the references it expands in a remote entry's URL and headers, a header
+// or URL holding a variable reference. Claude Code and Gemini CLI expand
 // ${VAR} there as in headers; Cursor and VS Code their ${env:NAME},
-// ${input:id} and own names; Windsurf ${env:NAME}; opencode {env:NAME}.
-// Any other ${NAME} would reach weir run as written and be expanded by
-// --header from weir run's environment, so it is refused, and so is any
-// reference for a client not documented to expand references in args. An
-// entry with no headers is wrapped with a note: OAuth sign-in the client
-// did itself does not carry over.
+// ${input:id} and own names; Windsurf ${env:NAME}; opencode {env:NAME}. A
+// reference those clients leave as it is reaches the server as written
+// too. An entry with no headers is wrapped with a note: OAuth sign-in the
+// client did itself does not carry over.
 //
 // # Files, backups and undo
 //

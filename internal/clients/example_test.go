@@ -38,7 +38,7 @@ func ExampleWrap() {
 	//   "mcpServers": {
 	//     "notes": {"command": "weir", "args": ["run", "--name", "notes", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]},
 	//     "web": {"command": "weir", "args": ["run", "--name", "web", "--", "uvx", "mcp-server-fetch"]},
-	//     "docs": {"type": "stdio", "command": "weir", "args": ["run", "--name", "docs", "--upstream", "https://example.com/mcp", "--header", "X-Api-Key: k-123"], "env": {"WEIR_UNWRAP": "eyJ2IjoxLCJ0eXBlS2V5IjoidHlwZSIsInR5cGUiOiJcImh0dHBcIiIsImZpcnN0IjoiXCJ1cmxcIjogXCJodHRwczovL2V4YW1wbGUuY29tL21jcFwiIiwibW92ZWQiOiIsIFwiaGVhZGVyc1wiOiB7XCJYLUFwaS1LZXlcIjogXCJrLTEyM1wifSJ9"}},
+	//     "docs": {"type": "stdio", "command": "weir", "args": ["run", "--name", "docs", "--upstream", "https://example.com/mcp", "--header", "X-Api-Key: ${WEIR_HEADER_1}"], "env": {"WEIR_UNWRAP": "eyJ2IjoyLCJ0eXBlS2V5IjoidHlwZSIsInR5cGUiOiJcImh0dHBcIiIsImZpcnN0IjoiXCJ1cmxcIjogXCJodHRwczovL2V4YW1wbGUuY29tL21jcFwiIiwibW92ZWQiOiIsIFwiaGVhZGVyc1wiOiB7XCJYLUFwaS1LZXlcIjogXCJrLTEyM1wifSIsImhlYWRlcnMiOjF9", "WEIR_HEADER_1": "k-123"}},
 	//     "old": {"type": "sse", "url": "https://example.com/sse"},
 	//     "my files": {"command": "files-server"},
 	//   },
@@ -48,7 +48,7 @@ func ExampleWrap() {
 	// wrapped web
 	//   weir run --name web -- uvx mcp-server-fetch
 	// wrapped docs
-	//   weir run --name docs --upstream https://example.com/mcp --header 'X-Api-Key: ***'
+	//   WEIR_HEADER_1='***' weir run --name docs --upstream https://example.com/mcp --header 'X-Api-Key: ${WEIR_HEADER_1}'
 	// refused old
 	//   it uses the older HTTP+SSE transport, which weir run --upstream does not speak (it speaks Streamable HTTP); if the server also offers Streamable HTTP (often at /mcp), point the entry there and run weir wrap again
 	// refused my files

@@ -35,6 +35,9 @@ func addSeeds(f *testing.F, yamlFiles bool) {
 		`{"mcp": {"r": {"type": "remote", "url": "https://x/mcp", "headers": {"A": "b"}}}}`,
 		"extensions:\n  r:\n    type: streamable_http\n    headers:\n      A: b\n    envs: {}\n    uri: https://x/mcp\n",
 		"mcpServers:\n- name: r\n  type: streamable-http\n  url: https://x/mcp\n",
+		`{"mcpServers": {"r": {"url": "https://x/mcp", "headers": {"A": "$ \"q\" 'x' $$", "B": "  ", "C": "k"}, "env": {"WEIR_HEADER_1": "k", "weir_header_2": "k"}}}}`,
+		`{"mcp": {"r": {"type": "remote", "url": "https://x/mcp", "headers": {"A": "${X} {env:Y}", "B": "${WEIR_HEADER_1}"}}}}`,
+		"extensions:\n  r:\n    type: streamable_http\n    headers: {A: \"$x ${Y}\", B: 'k, v'}\n    envs:\n      WEIR_HEADER_1: x\n    uri: https://x/mcp\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -166,6 +169,21 @@ func checkWrapInvariants(t *testing.T, loc Location, x []byte) {
 	w2, _, err := Wrap(cw, WrapOptions{})
 	if err != nil || !bytes.Equal(w, w2) {
 		t.Fatalf("%s: Wrap not idempotent: %v\n%q\n%q", loc.Format, err, w, w2)
+	}
+	// A remote entry's header values are not in weir run's arguments,
+	// only the variables of env they are in (or a blank value), but for
+	// Claude Code (see headerVars).
+	for i, ch := range changes {
+		if ch.Action != ActionWrapped || c.Servers[i].Transport != TransportHTTP || !headerVars(loc) {
+			continue
+		}
+		r, _ := parseRunLine(cw.Servers[i].Args)
+		for _, h := range r.headers {
+			_, v, _ := strings.Cut(h, ": ")
+			if _, set := cw.Servers[i].Env[strings.Trim(v, "${}")]; !(headerVarRE.MatchString(v) && set) && strings.TrimSpace(v) != "" {
+				t.Fatalf("%s: a header value in args: %q", loc.Format, h)
+			}
+		}
 	}
 	u, uch, err := Unwrap(cw)
 	if err != nil {

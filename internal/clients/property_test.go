@@ -423,17 +423,35 @@ func checkWrapProperties(t fatalfer, loc Location, x []byte) {
 		}
 		if before.Transport == TransportHTTP {
 			// A remote entry: weir run --upstream its URL with its headers,
-			// in the file's order; env, name and the rest as they were.
+			// in the file's order, each value but a blank one in a header
+			// variable of env (trimmed, as weir run sends it), none in args
+			// (Claude Code: in args as written; see headerVars); env, name
+			// and the rest as they were.
+			inEnv := headerVars(loc)
 			var headers []string
+			vars := map[string]bool{}
 			if h := c.entries[i].hdrs; h != nil {
 				for _, m := range h.val.members {
-					headers = append(headers, m.key+": "+m.val.str)
+					v := strings.Trim(m.val.str, " \t")
+					if v == "" || !inEnv {
+						v = m.val.str
+					}
+					headers = append(headers, m.key+": "+v)
+				}
+			}
+			r, _ := parseRunLine(after.Args)
+			for k, h := range r.headers {
+				_, v, _ := strings.Cut(h, ": ")
+				if headerVarRE.MatchString(v) && inEnv {
+					vars[v[2:len(v)-1]] = true
+				} else if strings.TrimSpace(v) != "" && inEnv {
+					t.Fatalf("%s: header %d in args: %q", before.Name, k, h)
 				}
 			}
 			u, hs, ok := after.Upstream()
 			env := map[string]string{}
 			for k, v := range after.Env {
-				if k != stashKey {
+				if k != stashKey && !vars[k] {
 					env[k] = v
 				}
 			}

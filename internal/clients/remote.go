@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -17,7 +18,7 @@ import (
 //
 // into a stdio entry the client starts,
 //
-//	"linear": {"type": "stdio", "command": "weir", "args": ["run", "--name", "linear", "--upstream", "https://mcp.linear.app/mcp", "--header", "Authorization: Bearer ${LINEAR_TOKEN}"], "env": {"WEIR_UNWRAP": "..."}}
+//	"linear": {"type": "stdio", "command": "weir", "args": ["run", "--name", "linear", "--upstream", "https://mcp.linear.app/mcp", "--header", "Authorization: ${WEIR_HEADER_1}"], "env": {"WEIR_UNWRAP": "...", "WEIR_HEADER_1": "Bearer ${LINEAR_TOKEN}"}}
 //
 // and Unwrap turns it back, byte for byte.
 //
@@ -25,20 +26,61 @@ import (
 // format's stdio type; the URL member (or "headers", whichever comes
 // first) is replaced by the command, args and env members; the other of
 // the two is removed with the separator before it; an env member the entry
-// already has gets the record as its first variable. Every other byte
-// stays. The original text of what was replaced or removed is kept, base64
-// encoded, in the environment variable WEIR_UNWRAP of the entry's env: env
-// is a member every format accepts in a stdio entry (opencode, whose
-// schema rejects unknown members, included), clients keep it when they
-// rewrite their files, and weir run ignores the variable. Unwrap puts the
-// recorded text back and then checks its work the strict way: wrapping the
-// result again must give exactly the current bytes. An entry edited since
-// weir wrap (or whose record is gone) fails that check and is refused,
-// never guessed at.
+// already has gets the record (and the header variables) as its first
+// variables. Every other byte stays. The original text of what was
+// replaced or removed is kept, base64 encoded, in the environment variable
+// WEIR_UNWRAP of the entry's env: env is a member every format accepts in
+// a stdio entry (opencode, whose schema rejects unknown members,
+// included), clients keep it when they rewrite their files, and weir run
+// ignores the variable. Unwrap puts the recorded text back and then checks
+// its work the strict way: wrapping the result again must give exactly
+// the current bytes. An entry edited since weir wrap (or whose record is
+// gone) fails that check and is refused, never guessed at.
+//
+// Header values stay out of args: a process's arguments are visible to
+// every local user (ps, /proc/PID/cmdline), its environment only to its
+// owner. Each header is written as --header 'Name: ${WEIR_HEADER_N}' and
+// its value, as written, as the variable WEIR_HEADER_N of the entry's env,
+// right after WEIR_UNWRAP. The client expands the references in env values
+// that it expands in headers (only clients documented to do so get their
+// references moved; see envRefs), and weir run's --header expansion is a
+// single pass, so the value reaches the server as the client would have
+// sent it: a literal $ or ${X} in it is never expanded again.
+//
+// Claude Code is the exception (see headerVars): it expands every ${...}
+// of a stdio entry's args itself, from its own environment, which holds no
+// WEIR_HEADER_N, and drops a server whose variable is not set. Its headers
+// stay --header 'Name: VALUE' flags, as written (record version 1).
 
 // stashKey is the environment variable a rewritten remote entry keeps its
 // original members in.
 const stashKey = "WEIR_UNWRAP"
+
+// headerVarPrefix names the environment variables a rewritten remote
+// entry's header values travel in: WEIR_HEADER_1, WEIR_HEADER_2, ... in
+// header order, skipping a name the entry's env already has.
+const headerVarPrefix = "WEIR_HEADER_"
+
+// Versions of the record, which say where the header values went.
+// Version 1 is what weir wrap writes for Claude Code, and wrote for every
+// client before header values moved out of args.
+const (
+	stashArgs = 1 // header values in args, as written: --header 'Name: VALUE'
+	stashEnv  = 2 // header values in WEIR_HEADER_N variables of env
+)
+
+// headerVars reports whether the client of loc can be given a header
+// value in a variable of env, named in args as ${WEIR_HEADER_N}: whether
+// it leaves that reference in a stdio entry's args for weir run. Claude
+// Code does not: it expands every ${...} in args from its own environment
+// and, finding WEIR_HEADER_N unset there, drops the server (or fails to
+// read the file). Gemini CLI expands ${VAR} in args from its environment
+// too, but leaves one that is not set as written. The other clients expand
+// only their own syntaxes (${env:NAME}, {env:NAME}, ${input:id}, names of
+// their own such as ${userHome}) or nothing.
+func headerVars(loc Location) bool {
+	return loc.Client != ClaudeCode && loc.Format != FormatClaudeCode
+}
 
 // stash is the record of one rewrite: the original text of every span it
 // replaced or removed, and where each goes back.
@@ -50,6 +92,7 @@ type stash struct {
 	Moved   string `json:"moved,omitempty"`   // the other of url and headers, with the separator before it, removed
 	After   string `json:"after,omitempty"`   // the key of the member Moved followed; "" when that was First
 	Env     bool   `json:"env,omitempty"`     // the entry had its env member, and the record was inserted into it
+	Headers int    `json:"headers,omitempty"` // how many header variables follow the record in env (version 2)
 }
 
 func (st stash) encode() string {
@@ -66,7 +109,10 @@ func decodeStash(s string) (stash, bool) {
 		return stash{}, false
 	}
 	var st stash
-	if json.Unmarshal(b, &st) != nil || st.V != 1 || st.First == "" {
+	if json.Unmarshal(b, &st) != nil || st.First == "" || st.Headers < 0 {
+		return stash{}, false
+	}
+	if st.V != stashEnv && (st.V != stashArgs || st.Headers != 0) {
 		return stash{}, false
 	}
 	return st, true
@@ -102,52 +148,52 @@ var signInMembers = map[string]string{
 var reservedHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept", "Content-Length"}
 
 var (
+	// headerVarRE is the value of a --header flag weir wrap wrote: a
+	// reference to a header variable of the entry's env.
+	headerVarRE = regexp.MustCompile(`^\$\{` + headerVarPrefix + `[1-9][0-9]*\}$`)
 	// headerNameRE is an HTTP header name (a token, RFC 9110).
 	headerNameRE = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
-	// weirRefRE is what weir run --header expands from its environment.
-	weirRefRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 	// anyRefRE is a variable reference in any client's syntax: ${NAME},
 	// ${env:NAME}, ${input:id}, ${{ secrets.NAME }}, opencode's {env:NAME}.
 	anyRefRE = regexp.MustCompile(`\$\{[^}]*\}+|\{(env|file):[^}]*\}`)
+	// shownRefRE is a reference the wrap listing shows: a variable's name
+	// (or a file's path), no default value and nothing else.
+	shownRefRE = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$?\{(env|input|file):[^${}\s]+\}|\$\{\{ *secrets\.[A-Za-z0-9_.-]+ *\}\}`)
 )
 
-// argRefs says how the client of loc treats variable references: known is
-// set for a client documented to expand, in a stdio entry's command and
-// args, the same references it expands in a remote entry's url and
-// headers, so that a value moved from the one to the other reaches weir
-// run as the client would have sent it. expands reports, for such a
-// client, whether it replaces ${NAME} (the syntax weir run --header
-// expands too).
-func argRefs(loc Location) (known bool, expands func(name string) bool) {
-	all := func(string) bool { return true }
-	none := func(string) bool { return false }
-	set := func(names ...string) func(string) bool {
-		return func(n string) bool {
-			for _, m := range names {
-				if n == m {
-					return true
-				}
-			}
-			return false
-		}
-	}
+// envRefs reports whether the client of loc is documented to expand, in
+// a stdio entry's command, args and env, the same variable references it
+// expands in a remote entry's url and headers: then the URL can move into
+// args and a header value into env with its references, and they reach
+// weir run as the client would have sent them. Every client that expands
+// references in a remote entry does (their syntaxes below); for any other
+// client, a URL or header holding a reference is refused.
+func envRefs(loc Location) bool {
 	switch {
 	case loc.Client == ClaudeCode || loc.Format == FormatClaudeCode:
-		return true, all // ${VAR} and ${VAR:-default} in command, args, env, url and headers
+		return true // ${VAR} and ${VAR:-default} in command, args, env, url and headers
 	case loc.Client == GeminiCLI || loc.Format == FormatGemini:
-		return true, all // $VAR and ${VAR} in every string of settings.json
+		return true // $VAR and ${VAR} in every string of settings.json
 	case loc.Client == Cursor:
-		return true, set("userHome", "workspaceFolder", "workspaceFolderBasename", "pathSeparator") // and ${env:NAME}
+		return true // ${env:NAME}, ${userHome}, ${workspaceFolder}... in command, args, env, url and headers
 	case loc.Client == VSCode || loc.Format == FormatVSCode || loc.Format == FormatVSCodeSettings:
-		return true, set("userHome", "workspaceFolder", "workspaceFolderBasename", "pathSeparator", "cwd", "execPath",
-			"file", "fileBasename", "fileBasenameNoExtension", "fileDirname", "fileDirnameBasename", "fileExtname",
-			"fileWorkspaceFolder", "relativeFile", "relativeFileDirname", "lineNumber", "selectedText", "defaultBuildTask") // and ${env:NAME}, ${input:id}
+		return true // ${env:NAME}, ${input:id} and the predefined variables, in the whole server configuration
 	case loc.Client == Windsurf:
-		return true, none // ${env:NAME}, ${file:PATH}
+		return true // ${env:NAME}, ${file:PATH} in command, args, env, serverUrl, url and headers
 	case loc.Client == Opencode || loc.Format == FormatOpencode:
-		return true, none // {env:NAME}, {file:PATH}, in the whole file
+		return true // {env:NAME}, {file:PATH}, in the whole file
 	}
-	return false, none
+	return false
+}
+
+// tokenAdvice says how to give weir run --upstream a token by hand in a
+// file of loc: in a header variable of env where the client allows it,
+// since a token in args shows in the process list.
+func tokenAdvice(loc Location) string {
+	if !headerVars(loc) {
+		return "--header 'Authorization: Bearer TOKEN'"
+	}
+	return "--header 'Authorization: ${WEIR_HEADER_1}', with WEIR_HEADER_1 set to Bearer TOKEN in its env: a token in args would show in the process list"
 }
 
 // stdioType is the type value of a stdio entry in a format.
@@ -177,8 +223,9 @@ func sseRefusal(s Server, format string) string {
 
 // remoteEdits computes how the remote entry i is rewritten to run behind
 // `weir run --upstream` (weir is the command, policy the --policy, if
-// any), or says why it is not.
-func (c *Config) remoteEdits(i int, weir, policy string) (remotePlan, string) {
+// any), or says why it is not. version is the record's, which says where
+// the header values go (see stashArgs).
+func (c *Config) remoteEdits(i int, weir, policy string, version int) (remotePlan, string) {
 	s, e := c.Servers[i], c.entries[i]
 	def := e.def
 	if def == nil || e.url == nil || e.url.val.kind != kString {
@@ -197,7 +244,7 @@ func (c *Config) remoteEdits(i int, weir, policy string) (remotePlan, string) {
 		case sameMember(mm, e.typ), sameMember(mm, e.url), sameMember(mm, e.hdrs), sameMember(mm, e.env):
 		case keptMembers[m.key]:
 		case signInMembers[m.key] != "":
-			return remotePlan{}, signInMembers[m.key] + ", which weir run --upstream cannot take over; Weir leaves the entry as it is rather than drop it. To put the server behind Weir, give the entry a token in \"headers\" instead (or write it as weir run --upstream URL --header 'Authorization: Bearer TOKEN' by hand)"
+			return remotePlan{}, signInMembers[m.key] + ", which weir run --upstream cannot take over; Weir leaves the entry as it is rather than drop it. To put the server behind Weir, give the entry a token in \"headers\" instead (or write it by hand as weir run --upstream URL " + tokenAdvice(c.Location) + ")"
 		default:
 			return remotePlan{}, fmt.Sprintf("the entry has %q, which weir run --upstream has no way to carry over; Weir leaves the entry as it is rather than drop it (remove %q, or put the server behind Weir by hand)", m.key, m.key)
 		}
@@ -206,17 +253,17 @@ func (c *Config) remoteEdits(i int, weir, policy string) (remotePlan, string) {
 	if c.Location.Client == Unknown {
 		client = "this client"
 	}
-	known, expands := argRefs(c.Location)
-	unknownRefs := func(what, v string) string {
+	known := envRefs(c.Location)
+	unknownRefs := func(what, v, where string) string {
 		if !known && anyRefRE.MatchString(v) {
-			return fmt.Sprintf("%s holds a variable reference, and Weir does not know that %s expands references in a stdio entry's args as it does here; moved there, the reference could reach the server as written (or weir run would expand a ${NAME} from its own environment), so Weir leaves the entry as it is", what, client)
+			return fmt.Sprintf("%s holds a variable reference, and Weir does not know that %s expands references in a stdio entry's %s as it does here; moved there, the reference could reach the server as written, so Weir leaves the entry as it is", what, client, where)
 		}
 		return ""
 	}
 
 	// The URL, as weir run --upstream takes it.
 	u := s.URL
-	if why := unknownRefs("the URL", u); why != "" {
+	if why := unknownRefs("the URL", u, "args"); why != "" {
 		return remotePlan{}, why
 	}
 	if !anyRefRE.MatchString(u) {
@@ -229,13 +276,36 @@ func (c *Config) remoteEdits(i int, weir, policy string) (remotePlan, string) {
 		}
 	}
 
-	// The headers, as --header flags.
+	// The environment the record (and the header values) go into.
+	if m := e.env; m != nil {
+		switch {
+		case m.val.kind != kObject:
+			return remotePlan{}, fmt.Sprintf("%q is %s; want an object", m.key, m.val.kind)
+		case m.val.get(stashKey) != nil:
+			return remotePlan{}, fmt.Sprintf("%q already holds %s", m.key, stashKey)
+		}
+	}
+	taken := func(k string) bool {
+		if e.env != nil {
+			for _, m := range e.env.val.members {
+				if strings.EqualFold(m.key, k) { // environment names are case-insensitive on Windows
+					return true
+				}
+			}
+		}
+		return false
+	}
+
+	// The headers, as --header flags, each value (unless blank) in a
+	// variable of env, named in the flag.
 	var headers []string
+	var vars [][2]string // name, value
 	if h := e.hdrs; h != nil {
 		if h.val.kind != kObject {
 			return remotePlan{}, fmt.Sprintf("\"headers\" is %s; want an object of header names and values", h.val.kind)
 		}
 		seen := map[string]bool{}
+		n := 0
 		for _, m := range h.val.members {
 			name, v := m.key, m.val.str
 			what := fmt.Sprintf("the header %q", name)
@@ -255,27 +325,25 @@ func (c *Config) remoteEdits(i int, weir, policy string) (remotePlan, string) {
 					return remotePlan{}, fmt.Sprintf("%s is one weir run sets itself; remove it and run weir wrap again", what)
 				}
 			}
-			if why := unknownRefs(what, v); why != "" {
+			if why := unknownRefs(what, v, "env"); why != "" {
 				return remotePlan{}, why
 			}
-			if known {
-				for _, ref := range weirRefRE.FindAllStringSubmatch(v, -1) {
-					if !expands(ref[1]) {
-						return remotePlan{}, fmt.Sprintf("%s holds %s, which %s sends as written, but weir run --header would replace it with the environment variable %s; Weir leaves the entry as it is", what, ref[0], client, ref[1])
-					}
+			// weir run --header trims the value, as clients do (HTTP
+			// whitespace); a blank one holds nothing to hide.
+			t := strings.Trim(v, " \t")
+			if version == stashArgs || t == "" {
+				headers = append(headers, name+": "+v)
+				continue
+			}
+			var key string
+			for {
+				n++
+				if key = headerVarPrefix + strconv.Itoa(n); !taken(key) {
+					break
 				}
 			}
-			headers = append(headers, name+": "+v)
-		}
-	}
-
-	// The environment the record goes into.
-	if m := e.env; m != nil {
-		switch {
-		case m.val.kind != kObject:
-			return remotePlan{}, fmt.Sprintf("%q is %s; want an object", m.key, m.val.kind)
-		case m.val.get(stashKey) != nil:
-			return remotePlan{}, fmt.Sprintf("%q already holds %s", m.key, stashKey)
+			vars = append(vars, [2]string{key, t})
+			headers = append(headers, name+": ${"+key+"}")
 		}
 	}
 
@@ -306,7 +374,7 @@ func (c *Config) remoteEdits(i int, weir, policy string) (remotePlan, string) {
 		return remotePlan{}, why
 	}
 	raw := c.raw
-	st := stash{V: 1, First: string(raw[first.keyStart:first.val.end]), Env: e.env != nil}
+	st := stash{V: version, First: string(raw[first.keyStart:first.val.end]), Env: e.env != nil, Headers: len(vars)}
 	if e.typ != nil {
 		st.TypeKey, st.Type = e.typ.key, string(raw[e.typ.val.start:e.typ.val.end])
 	}
@@ -376,9 +444,14 @@ func (c *Config) remoteEdits(i int, weir, policy string) (remotePlan, string) {
 		b.WriteString(eol + indent + "]")
 		return b.String()
 	}
-	recordMember := key(stashKey) + colon + c.enc(record)
-	if c.syntax == syntaxYAML {
-		recordMember = stashKey + ": " + c.enc(record)
+	// The variables written into env: the record, then the header values.
+	envMembers := make([]string, 0, 1+len(vars))
+	for _, kv := range append([][2]string{{stashKey, record}}, vars...) {
+		if c.syntax == syntaxYAML {
+			envMembers = append(envMembers, kv[0]+": "+c.enc(kv[1]))
+		} else {
+			envMembers = append(envMembers, key(kv[0])+colon+c.enc(kv[1]))
+		}
 	}
 
 	var b strings.Builder
@@ -390,9 +463,9 @@ func (c *Config) remoteEdits(i int, weir, policy string) (remotePlan, string) {
 	if e.env == nil {
 		b.WriteString(sep + key(envKey) + colon)
 		if multi {
-			b.WriteString("{" + eol + inner + recordMember + eol + indent + "}")
+			b.WriteString("{" + eol + inner + strings.Join(envMembers, ","+eol+inner) + eol + indent + "}")
 		} else {
-			b.WriteString("{" + recordMember + "}")
+			b.WriteString("{" + strings.Join(envMembers, isep) + "}")
 		}
 	}
 	edits := []edit{{first.keyStart, first.val.end, b.String()}}
@@ -408,54 +481,68 @@ func (c *Config) remoteEdits(i int, weir, policy string) (remotePlan, string) {
 			if obj.start >= len(raw) || raw[obj.start] != '{' {
 				return remotePlan{}, fmt.Sprintf("%q is written in a way Weir does not rewrite; edit the entry by hand", m.key)
 			}
-			edits = append(edits, edit{obj.start + 1, obj.start + 1, recordMember})
+			edits = append(edits, edit{obj.start + 1, obj.start + 1, strings.Join(envMembers, isep)})
 		} else {
 			k := obj.members[0].keyStart
 			ws := k
 			for ws > obj.start && isSpace(raw[ws-1]) {
 				ws--
 			}
-			var text string
+			// Each variable is followed by what separates the env's first
+			// member from what comes before it.
+			var after string
 			switch {
 			case c.syntax == syntaxYAML && !obj.flow:
 				ls := lineStart(raw, k)
 				if strings.Trim(string(raw[ls:k]), " ") != "" || ls == 0 {
 					return remotePlan{}, fmt.Sprintf("%q is laid out in a way Weir does not rewrite; edit the entry by hand", m.key)
 				}
-				text = recordMember + lineBreakBefore(raw, ls) + string(raw[ls:k])
+				after = lineBreakBefore(raw, ls) + string(raw[ls:k])
 			case strings.ContainsAny(string(raw[ws:k]), "\r\n"):
-				text = recordMember + "," + string(raw[ws:k])
+				after = "," + string(raw[ws:k])
 			default:
-				text = recordMember + ", "
+				after = ", "
 			}
-			edits = append(edits, edit{k, k, text})
+			edits = append(edits, edit{k, k, strings.Join(envMembers, after) + after})
 		}
 	}
 
 	w := s
 	w.Transport, w.Command, w.Args, w.URL, w.Headers, w.Wrapped = TransportStdio, weir, argv, "", nil, true
 	w.Env = map[string]string{stashKey: record}
+	for _, kv := range vars {
+		w.Env[kv[0]] = kv[1]
+	}
 	for k, v := range s.Env {
 		w.Env[k] = v
 	}
 
-	shown := []string{weir}
+	// The listing: the command line as a shell would run it, the header
+	// variables set in front of it, their values masked.
+	var shown []string
+	for _, kv := range vars {
+		shown = append(shown, kv[0]+"="+shellJoin([]string{showHeaderValue(kv[1])}))
+	}
+	shown = append(shown, shellJoin([]string{weir}))
 	for k := 0; k < len(argv); k++ {
 		switch a := argv[k]; {
 		case a == "--upstream" && k+1 < len(argv):
-			shown = append(shown, a, showURL(argv[k+1]))
+			shown = append(shown, a, shellJoin([]string{showURL(argv[k+1])}))
 			k++
 		case a == "--header" && k+1 < len(argv):
 			name, v, _ := strings.Cut(argv[k+1], ": ")
-			shown = append(shown, a, name+": "+showHeaderValue(v))
+			if !headerVarRE.MatchString(v) {
+				v = showHeaderValue(v)
+			}
+			shown = append(shown, a, shellJoin([]string{name + ": " + v}))
 			k++
 		default:
-			shown = append(shown, a)
+			shown = append(shown, shellJoin([]string{a}))
 		}
 	}
-	detail := shellJoin(shown)
+	detail := strings.Join(shown, " ")
 	if len(headers) == 0 {
-		detail += " (it sends no headers: a sign-in the client did itself, with OAuth, does not carry over; if the server needs one, add \"--header\", \"Authorization: Bearer TOKEN\" to its args)"
+		detail += " (it sends no headers: a sign-in the client did itself, with OAuth, does not carry over; if the server needs one, give weir run " + tokenAdvice(c.Location) + ")"
 	}
 	return remotePlan{edits: edits, server: w, detail: detail}, ""
 }
@@ -526,7 +613,7 @@ func exactYAML(n *node) bool {
 // exactly the current bytes, and returns the entry as it then reads.
 func (c *Config) remoteUnwrapEdits(i int) ([]edit, Server, string) {
 	s, e := c.Servers[i], c.entries[i]
-	changed := "it changed since weir wrap rewrote it, so Weir cannot give it back its original URL and headers exactly; restore the file's backup, or put them back by hand (they are its --upstream and --header arguments)"
+	changed := "it changed since weir wrap rewrote it, so Weir cannot give it back its original URL and headers exactly; restore the file's backup, or put them back by hand (they are its --upstream and --header arguments; a header value weir wrap moved into its env is the variable the --header names)"
 	def, env := e.def, e.env
 	var st stash
 	ok := def != nil && e.cmd != nil && env != nil && env.val.kind == kObject && len(env.val.members) > 0 && env.val.members[0].key == stashKey
@@ -534,7 +621,7 @@ func (c *Config) remoteUnwrapEdits(i int) ([]edit, Server, string) {
 		st, ok = decodeStash(env.val.members[0].val.str)
 	}
 	if !ok {
-		return nil, Server{}, "its env holds no " + stashKey + " record of the original entry (weir wrap did not write this one, or the record was removed), so Weir cannot give it back its URL and headers exactly; put them back by hand (they are its --upstream and --header arguments)"
+		return nil, Server{}, "its env holds no " + stashKey + " record of the original entry (weir wrap did not write this one, or the record was removed), so Weir cannot give it back its URL and headers exactly; put them back by hand (they are its --upstream and --header arguments; a header value weir wrap moved into its env is the variable the --header names)"
 	}
 	// The members the rewrite wrote, in order: command, args (not in
 	// opencode) and env (unless the entry had one).
@@ -581,10 +668,16 @@ func (c *Config) remoteUnwrapEdits(i int) ([]edit, Server, string) {
 		edits = append(edits, edit{m.val.start, m.val.end, st.Type})
 	}
 	if st.Env {
+		// The record and the header variables after it go; the
+		// variables the entry had stay.
 		ms := env.val.members
-		to := ms[0].val.end
-		if len(ms) > 1 {
-			to = ms[1].keyStart
+		n := 1 + st.Headers
+		if len(ms) < n {
+			return nil, Server{}, changed
+		}
+		to := ms[n-1].val.end
+		if len(ms) > n {
+			to = ms[n].keyStart
 		}
 		edits = append(edits, edit{ms[0].keyStart, to, ""})
 	}
@@ -599,7 +692,7 @@ func (c *Config) remoteUnwrapEdits(i int) ([]edit, Server, string) {
 		return nil, Server{}, changed
 	}
 	_, policy := s.RunFlags()
-	plan, why := cu.remoteEdits(i, s.Command, policy)
+	plan, why := cu.remoteEdits(i, s.Command, policy, st.V)
 	if why != "" {
 		return nil, Server{}, changed
 	}
@@ -612,7 +705,11 @@ func (c *Config) remoteUnwrapEdits(i int) ([]edit, Server, string) {
 // wrapRemote is remoteEdits with Wrap's own check: the rewritten entry must
 // unwrap to exactly the original bytes.
 func (c *Config) wrapRemote(i int, weir, policy string) (remotePlan, string) {
-	plan, why := c.remoteEdits(i, weir, policy)
+	version := stashEnv
+	if !headerVars(c.Location) {
+		version = stashArgs
+	}
+	plan, why := c.remoteEdits(i, weir, policy, version)
 	if why != "" {
 		return remotePlan{}, why
 	}
@@ -672,21 +769,29 @@ func showURL(u string) string {
 }
 
 // showHeaderValue is a header value for people to read: shown when it is
-// only variable references (after an auth scheme such as Bearer), masked
-// otherwise.
+// only plain variable references (shownRefRE, after a well-known auth
+// scheme such as Bearer), masked otherwise. Any other first word could be
+// (part of) the credential itself, and so could a reference's default.
 func showHeaderValue(v string) string {
 	t := strings.TrimSpace(v)
 	scheme, rest, spaced := strings.Cut(t, " ")
-	if !spaced || strings.ContainsAny(scheme, "${}") {
+	if !spaced || !authSchemes[strings.ToLower(scheme)] {
 		scheme, rest = "", t
 	}
 	switch {
-	case rest != "" && strings.TrimSpace(anyRefRE.ReplaceAllString(rest, "")) == "":
+	case rest != "" && strings.TrimSpace(shownRefRE.ReplaceAllString(rest, "")) == "":
 		return v
 	case scheme != "":
 		return scheme + " ***"
 	}
 	return "***"
+}
+
+// authSchemes are the HTTP authentication schemes (lower case) the
+// listing shows in front of a masked credential.
+var authSchemes = map[string]bool{
+	"basic": true, "bearer": true, "digest": true, "dpop": true, "negotiate": true, "ntlm": true,
+	"oauth": true, "token": true, "apikey": true, "api-key": true, "key": true,
 }
 
 // splice applies edits to raw, without checking what the result reads as.

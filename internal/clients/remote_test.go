@@ -102,8 +102,12 @@ func TestUnwrapRemoteInPlace(t *testing.T) {
 		t.Errorf("Unwrap =\n%s\n%+v", u, uch)
 	}
 
-	// The rewritten entry edited: refused, and left as it is.
+	// The rewritten entry edited: refused, and left as it is. (Claude Code
+	// keeps the header in args: see headerVars.)
 	edited = strings.Replace(string(w), `"Authorization: Bearer ${LINEAR_TOKEN}"`, `"Authorization: Bearer ${OTHER_TOKEN}"`, 1)
+	if edited == string(w) {
+		t.Fatalf("no such header in\n%s", w)
+	}
 	ce, err = Parse(loc, []byte(edited))
 	if err != nil {
 		t.Fatal(err)
@@ -166,6 +170,13 @@ func TestRemoteDetailMasks(t *testing.T) {
 		"Bearer {env:TOKEN}":           "Bearer {env:TOKEN}",
 		"":                             "***",
 		"Bearer ${{ secrets.LINEAR }}": "Bearer ${{ secrets.LINEAR }}",
+		"${userHome}":                  "${userHome}",
+		"sk-live-123 ${X}":             "***", // not an auth scheme: the first word could be the key
+		"sk-live-123 extra":            "***",
+		"Bearer ${TOKEN:-sk-live-123}": "Bearer ***", // a default is written in the file
+		"${TOKEN:-sk-live-123}":        "***",
+		"${A${sk-live-123}":            "***",
+		"token ${env:T}":               "token ${env:T}",
 	} {
 		if got := showHeaderValue(v); got != want {
 			t.Errorf("showHeaderValue(%q) = %q, want %q", v, got, want)
@@ -173,5 +184,134 @@ func TestRemoteDetailMasks(t *testing.T) {
 	}
 	if got := showURL("https://mcp.exa.ai/mcp?exaApiKey=secret"); got != "https://mcp.exa.ai/mcp?…" {
 		t.Errorf("showURL = %q", got)
+	}
+}
+
+// TestUnwrapVersion1: an entry an earlier weir wrap rewrote, its header
+// values in --header flags as written (record version 1), is unwrapped
+// byte for byte too. testdata/unwrap-v1 holds what that weir wrap made of
+// the golden files; each unwraps to the golden unwrapped file.
+func TestUnwrapVersion1(t *testing.T) {
+	n := 0
+	for _, tc := range goldenCases {
+		ext := ".json"
+		if isYAMLFormat(tc.format) {
+			ext = ".yaml"
+		}
+		old, err := os.ReadFile(filepath.Join("testdata", "unwrap-v1", tc.dir, "wrapped"+ext))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		loc := Location{Client: tc.client, Path: tc.path, Scope: tc.scope, Format: tc.format}
+		c, err := Parse(loc, old)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.dir, err)
+		}
+		u, changes, err := Unwrap(c)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.dir, err)
+		}
+		for i, ch := range changes {
+			if _, _, remote := c.Servers[i].Upstream(); remote && c.Servers[i].Env[stashKey] != "" && ch.Action != ActionUnwrapped {
+				t.Errorf("%s: %s: %s %s", tc.dir, ch.Path, ch.Action, ch.Detail)
+			}
+		}
+		want, err := os.ReadFile(filepath.Join("testdata", "golden", tc.dir, "unwrapped"+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(u) != string(want) {
+			t.Errorf("%s: Unwrap of the version 1 file =\n%s\n--- want\n%s", tc.dir, u, want)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no version 1 files")
+	}
+}
+
+// TestUpstreamHeaderVariables: Upstream reads a --header naming one of
+// the header variables weir wrap writes as the header the remote entry
+// had; any other --header as written.
+func TestUpstreamHeaderVariables(t *testing.T) {
+	s := Server{Transport: TransportStdio, Command: "weir", Wrapped: true,
+		Args: []string{"run", "--upstream", "https://x/mcp", "--header", "A: ${WEIR_HEADER_1}", "--header", "B: ${WEIR_HEADER_2}",
+			"--header", "C: ${TOKEN}", "--header", "D: x ${WEIR_HEADER_1}", "--header", "E: ${WEIR_HEADER_01}"},
+		Env: map[string]string{"WEIR_HEADER_1": "Bearer ${LINEAR_TOKEN}", "WEIR_HEADER_01": "no", "TOKEN": "t"}}
+	_, hs, ok := s.Upstream()
+	want := []string{"A: Bearer ${LINEAR_TOKEN}", "B: ${WEIR_HEADER_2}", "C: ${TOKEN}", "D: x ${WEIR_HEADER_1}", "E: ${WEIR_HEADER_01}"}
+	if !ok || !reflect.DeepEqual(hs, want) {
+		t.Errorf("Upstream headers = %q, want %q", hs, want)
+	}
+}
+
+// TestUnwrapRemoteHeaderVariables: for a client that is given its header
+// values in env (Cursor), the wrapped entry holds each in a WEIR_HEADER_N
+// variable, named in its --header flag, after WEIR_UNWRAP and before the
+// variables it had; Unwrap removes them and restores the entry byte for
+// byte, and refuses an entry whose variable was edited or removed.
+func TestUnwrapRemoteHeaderVariables(t *testing.T) {
+	const orig = `{
+  "mcpServers": {
+    "ctx": {
+      "url": "https://mcp.context7.com/mcp",
+      "headers": {"CONTEXT7_API_KEY": "ctx7-s3cret", "X-Lit": "a$b ${c}"},
+      "env": {"WEIR_HEADER_1": "theirs", "A": "1"}
+    }
+  }
+}
+`
+	loc := Location{Client: Cursor, Path: "/home/ada/.cursor/mcp.json", Scope: ScopeUser, Format: FormatMCPServers}
+	c, err := Parse(loc, []byte(orig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, changes, err := Wrap(c, WrapOptions{})
+	if err != nil || changes[0].Action != ActionWrapped {
+		t.Fatalf("Wrap = %v %+v", err, changes)
+	}
+	if strings.Contains(changes[0].Detail, "s3cret") {
+		t.Errorf("the listing shows the key: %s", changes[0].Detail)
+	}
+	cw, err := Parse(loc, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cw.Servers[0]
+	r, _ := parseRunLine(s.Args)
+	if !reflect.DeepEqual(r.headers, []string{"CONTEXT7_API_KEY: ${WEIR_HEADER_2}", "X-Lit: ${WEIR_HEADER_3}"}) ||
+		s.Env["WEIR_HEADER_2"] != "ctx7-s3cret" || s.Env["WEIR_HEADER_3"] != "a$b ${c}" || s.Env["WEIR_HEADER_1"] != "theirs" || s.Env["A"] != "1" {
+		t.Fatalf("wrapped entry: --header %q, env %q\n%s", r.headers, s.Env, w)
+	}
+	if !strings.Contains(string(w), `"env": {"WEIR_UNWRAP": "`) || !strings.Contains(string(w), `", "WEIR_HEADER_2": "ctx7-s3cret", "WEIR_HEADER_3": "a$b ${c}", "WEIR_HEADER_1": "theirs", "A": "1"}`) {
+		t.Errorf("the variables are not where they belong:\n%s", w)
+	}
+	if _, hs, ok := s.Upstream(); !ok || !reflect.DeepEqual(hs, []string{"CONTEXT7_API_KEY: ctx7-s3cret", "X-Lit: a$b ${c}"}) {
+		t.Errorf("Upstream headers = %q", hs)
+	}
+	u, _, err := Unwrap(cw)
+	if err != nil || string(u) != orig {
+		t.Fatalf("Unwrap = %v\n%s", err, u)
+	}
+
+	for _, edit := range [][2]string{
+		{`"WEIR_HEADER_2": "ctx7-s3cret"`, `"WEIR_HEADER_2": "ctx7-rotated"`},
+		{`, "WEIR_HEADER_3": "a$b ${c}"`, ""},
+	} {
+		edited := strings.Replace(string(w), edit[0], edit[1], 1)
+		if edited == string(w) {
+			t.Fatalf("%q not in\n%s", edit[0], w)
+		}
+		ce, err := Parse(loc, []byte(edited))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, uch, err := Unwrap(ce)
+		if err != nil || uch[0].Action != ActionRefused || string(u) != edited {
+			t.Errorf("Unwrap after %q = %v %+v\n%s", edit[1], err, uch, u)
+		}
 	}
 }
