@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/weir-sec/weir/internal/engine"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,7 +18,9 @@ import (
 
 	"github.com/weir-sec/weir/internal/approval"
 	"github.com/weir-sec/weir/internal/audit"
+	"github.com/weir-sec/weir/internal/engine"
 	"github.com/weir-sec/weir/internal/fingerprint"
+	"github.com/weir-sec/weir/internal/gateway"
 	"github.com/weir-sec/weir/internal/jsonrpc"
 	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/policy"
@@ -31,6 +34,7 @@ type runFlags struct {
 	name           string
 	upstream       string
 	headers        []string
+	headerEnv      []string
 	policy         string
 	monitor        bool
 	maxMessage     int
@@ -90,6 +94,7 @@ desktop client puts a remote server behind Weir (weir wrap writes this).
 	cmd.Flags().StringVar(&f.name, "name", "", "server name used in tool names and policy matches (default: derived from CMD)")
 	cmd.Flags().StringVar(&f.upstream, "upstream", "", "a remote MCP endpoint (Streamable HTTP) to relay to instead of a command")
 	cmd.Flags().StringArrayVar(&f.headers, "header", nil, "with --upstream: a header sent with every request, 'Name: value' (repeatable; ${VAR} expands)")
+	cmd.Flags().StringArrayVar(&f.headerEnv, "header-env", nil, "with --upstream: a header whose value is the environment variable VAR, 'Name=VAR' (repeatable; for clients that expand ${...} in args themselves)")
 	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: $WEIR_HOME/policy.yaml, else the built-in default)")
 	cmd.Flags().BoolVar(&f.monitor, "monitor", false, "decide and log everything, block nothing")
 	cmd.Flags().IntVar(&f.maxMessage, "max-message-bytes", jsonrpc.DefaultMaxMessage, "largest JSON-RPC message accepted from either side")
@@ -153,6 +158,9 @@ func runRemote(ctx context.Context, f runFlags) error {
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	if err := headersFromEnv(hdr, f.headerEnv, os.LookupEnv); err != nil {
+		return &exitError{code: 2, err: err}
+	}
 	log := newLogger(os.Stderr).With("weir", f.name)
 	env, err := openEnv(ctx, f.policy)
 	if err != nil {
@@ -166,6 +174,35 @@ func runRemote(ctx context.Context, f runFlags) error {
 	err = r.Run(ctx, transport.NewStdio(pollableStdin(), os.Stdout, f.maxMessage), up)
 	if err != nil && ctx.Err() == nil {
 		log.Warn("relay ended", "err", err)
+	}
+	return nil
+}
+
+// headersFromEnv adds the --header-env headers: Name=VAR takes the value
+// of VAR as it is, with no expansion, so a client that expands ${...} in
+// a server's args itself can still keep a credential out of them.
+func headersFromEnv(h http.Header, vals []string, getenv func(string) (string, bool)) error {
+	for _, v := range vals {
+		name, variable, ok := strings.Cut(v, "=")
+		name, variable = strings.TrimSpace(name), strings.TrimSpace(variable)
+		if !ok || name == "" || variable == "" {
+			return fmt.Errorf("--header-env %q: want 'Name=VAR'", v)
+		}
+		// The name is checked as --header checks it.
+		checked, err := gateway.ExpandHeaders([]string{name + ": x"}, getenv)
+		if err != nil {
+			return fmt.Errorf("--%w", err)
+		}
+		val, ok := getenv(variable)
+		if !ok {
+			return fmt.Errorf("--header-env %s: %s is not set in Weir's environment", name, variable)
+		}
+		if strings.ContainsAny(val, "\r\n") {
+			return fmt.Errorf("--header-env %s: the value of %s must be one line", name, variable)
+		}
+		for k := range checked {
+			h.Add(k, strings.TrimSpace(val))
+		}
 	}
 	return nil
 }
