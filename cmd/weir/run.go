@@ -201,7 +201,7 @@ func headersFromEnv(h http.Header, vals []string, getenv func(string) (string, b
 			return fmt.Errorf("--header-env %s: the value of %s must be one line", name, variable)
 		}
 		for k := range checked {
-			h.Add(k, strings.TrimSpace(val))
+			h.Add(k, strings.Trim(val, " \t"))
 		}
 	}
 	return nil

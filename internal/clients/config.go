@@ -80,8 +80,12 @@ func (s Server) Inner() (command string, args []string, ok bool) {
 // (${WEIR_HEADER_N}, set in the entry's env, so that the value stays out
 // of the process list) reads as that variable's value, the header as the
 // remote entry had it; weir run expands the ${VAR} of any other --header
-// value from its environment. ok is false for every other entry, including
-// one whose weir run names a command.
+// value from its environment. A --header-env 'Name=VAR' (what weir wrap
+// writes for Claude Code) reads as "Name: " and the value VAR has in the
+// entry's env, or as "Name: ${VAR}" when the env has no VAR (weir run
+// then takes it from the environment it is started with). The headers come
+// in the order of their flags. ok is false for every other entry,
+// including one whose weir run names a command.
 func (s Server) Upstream() (url string, headers []string, ok bool) {
 	if !s.Wrapped {
 		return "", nil, false
@@ -90,14 +94,29 @@ func (s Server) Upstream() (url string, headers []string, ok bool) {
 	if !ok || r.cmd > 0 || r.upstream == "" {
 		return "", nil, false
 	}
-	for k, h := range r.headers {
-		if name, v, cut := strings.Cut(h, ": "); cut && headerVarRE.MatchString(v) {
+	for _, h := range r.flags {
+		if h.env {
+			name, variable, cut := strings.Cut(h.v, "=")
+			name, variable = strings.TrimSpace(name), strings.TrimSpace(variable)
+			switch val, set := s.Env[variable]; {
+			case !cut:
+				headers = append(headers, h.v) // weir run refuses it
+			case set:
+				headers = append(headers, name+": "+val)
+			default:
+				headers = append(headers, name+": ${"+variable+"}")
+			}
+			continue
+		}
+		if name, v, cut := strings.Cut(h.v, ": "); cut && headerVarRE.MatchString(v) {
 			if val, set := s.Env[v[2:len(v)-1]]; set {
-				r.headers[k] = name + ": " + val
+				headers = append(headers, name+": "+val)
+				continue
 			}
 		}
+		headers = append(headers, h.v)
 	}
-	return r.upstream, r.headers, true
+	return r.upstream, headers, true
 }
 
 // RunFlags returns the --name and --policy a wrapped entry's `weir run`
@@ -674,7 +693,7 @@ func isWeir(command string) bool {
 // runValueFlags are the flags of `weir run` that take a value; parseRun
 // needs them to find where the server's command starts.
 var runValueFlags = map[string]bool{
-	"--name": true, "--policy": true, "--upstream": true, "--header": true,
+	"--name": true, "--policy": true, "--upstream": true, "--header": true, "--header-env": true,
 	"--max-message-bytes": true, "--request-timeout": true, "--shutdown-grace": true,
 }
 
@@ -683,6 +702,15 @@ type runLine struct {
 	cmd                    int // index of the server's command; 0 when there is none (--upstream)
 	name, policy, upstream string
 	headers                []string // --header values, in order
+	headerEnv              []string // --header-env values, in order
+	flags                  []runHeader
+}
+
+// runHeader is one --header (or, env, --header-env) value of a weir run
+// line, in runLine.flags in the order of the line.
+type runHeader struct {
+	env bool
+	v   string
 }
 
 // parseRunLine reads the arguments of a `weir run` entry (args[0] ==
@@ -703,6 +731,10 @@ func parseRunLine(args []string) (r runLine, ok bool) {
 			r.upstream = v
 		case "--header":
 			r.headers = append(r.headers, v)
+			r.flags = append(r.flags, runHeader{v: v})
+		case "--header-env":
+			r.headerEnv = append(r.headerEnv, v)
+			r.flags = append(r.flags, runHeader{env: true, v: v})
 		}
 	}
 	for i := 1; i < len(args); i++ {

@@ -141,7 +141,9 @@
 // server as written; a blank value stays in its flag. Claude Code is the
 // exception: it expands every ${...} of a stdio entry's args itself, from
 // its own environment, and skips a server whose variable is not set there,
-// so its headers stay --header 'NAME: VALUE' flags, as written.
+// so its headers become --header-env 'NAME=WEIR_HEADER_N' flags, which name
+// the variable with no ${...}; weir run takes its value as it is, and
+// Claude Code expands the references of env values as of headers.
 //
 // The original text of what was replaced and removed is kept, base64
 // encoded, in the variable WEIR_UNWRAP of the entry's env (an env the entry
@@ -152,10 +154,12 @@
 // variables), then checks by wrapping the result again, which must give
 // exactly the current bytes; an entry edited since, or without its record,
 // is refused. An entry an earlier weir wrap rewrote with its header values
-// in args (record version 1, as for Claude Code) is unwrapped the same way. [Wrap] checks the other way round before it returns anything:
-// the rewritten entry must unwrap to exactly the original bytes. Layout is
-// taken from the entry's own bytes only, so that rewriting one entry never
-// changes how another on the same line is rewritten.
+// in args (record version 1, as it once wrote for Claude Code too) is
+// unwrapped the same way. [Wrap] checks the other way round before it
+// returns anything: the rewritten entry must unwrap to exactly the
+// original bytes. Layout is taken from the entry's own bytes only, so that
+// rewriting one entry never changes how another on the same line is
+// rewritten.
 //
 // Left as they are and refused, with the reason: HTTP+SSE entries (weir run
 // --upstream speaks Streamable HTTP only; "type": "sse", Gemini's "url", an

@@ -171,17 +171,24 @@ func checkWrapInvariants(t *testing.T, loc Location, x []byte) {
 		t.Fatalf("%s: Wrap not idempotent: %v\n%q\n%q", loc.Format, err, w, w2)
 	}
 	// A remote entry's header values are not in weir run's arguments,
-	// only the variables of env they are in (or a blank value), but for
-	// Claude Code (see headerVars).
+	// only the variables of env they are in (or a blank value): named as
+	// ${WEIR_HEADER_N} by --header, or, for Claude Code (see headerVars),
+	// as WEIR_HEADER_N by --header-env.
 	for i, ch := range changes {
-		if ch.Action != ActionWrapped || c.Servers[i].Transport != TransportHTTP || !headerVars(loc) {
+		if ch.Action != ActionWrapped || c.Servers[i].Transport != TransportHTTP {
 			continue
 		}
 		r, _ := parseRunLine(cw.Servers[i].Args)
 		for _, h := range r.headers {
 			_, v, _ := strings.Cut(h, ": ")
-			if _, set := cw.Servers[i].Env[strings.Trim(v, "${}")]; !(headerVarRE.MatchString(v) && set) && strings.TrimSpace(v) != "" {
+			if _, set := cw.Servers[i].Env[strings.Trim(v, "${}")]; !(headerVarRE.MatchString(v) && set && headerVars(loc)) && strings.TrimSpace(v) != "" {
 				t.Fatalf("%s: a header value in args: %q", loc.Format, h)
+			}
+		}
+		for _, h := range r.headerEnv {
+			_, v, _ := strings.Cut(h, "=")
+			if _, set := cw.Servers[i].Env[v]; !set || headerVars(loc) || !strings.HasPrefix(v, headerVarPrefix) {
+				t.Fatalf("%s: --header-env %q", loc.Format, h)
 			}
 		}
 	}

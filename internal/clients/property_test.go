@@ -425,15 +425,14 @@ func checkWrapProperties(t fatalfer, loc Location, x []byte) {
 			// A remote entry: weir run --upstream its URL with its headers,
 			// in the file's order, each value but a blank one in a header
 			// variable of env (trimmed, as weir run sends it), none in args
-			// (Claude Code: in args as written; see headerVars); env, name
-			// and the rest as they were.
-			inEnv := headerVars(loc)
+			// (Claude Code: named by --header-env; see headerVars); env,
+			// name and the rest as they were.
 			var headers []string
 			vars := map[string]bool{}
 			if h := c.entries[i].hdrs; h != nil {
 				for _, m := range h.val.members {
 					v := strings.Trim(m.val.str, " \t")
-					if v == "" || !inEnv {
+					if v == "" {
 						v = m.val.str
 					}
 					headers = append(headers, m.key+": "+v)
@@ -442,11 +441,18 @@ func checkWrapProperties(t fatalfer, loc Location, x []byte) {
 			r, _ := parseRunLine(after.Args)
 			for k, h := range r.headers {
 				_, v, _ := strings.Cut(h, ": ")
-				if headerVarRE.MatchString(v) && inEnv {
+				if headerVarRE.MatchString(v) && headerVars(loc) {
 					vars[v[2:len(v)-1]] = true
-				} else if strings.TrimSpace(v) != "" && inEnv {
+				} else if strings.TrimSpace(v) != "" {
 					t.Fatalf("%s: header %d in args: %q", before.Name, k, h)
 				}
+			}
+			for k, h := range r.headerEnv {
+				_, v, _ := strings.Cut(h, "=")
+				if headerVars(loc) || !strings.HasPrefix(v, headerVarPrefix) {
+					t.Fatalf("%s: --header-env %d: %q", before.Name, k, h)
+				}
+				vars[v] = true
 			}
 			u, hs, ok := after.Upstream()
 			env := map[string]string{}

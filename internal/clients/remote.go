@@ -50,7 +50,14 @@ import (
 // Claude Code is the exception (see headerVars): it expands every ${...}
 // of a stdio entry's args itself, from its own environment, which holds no
 // WEIR_HEADER_N, and drops a server whose variable is not set. Its headers
-// stay --header 'Name: VALUE' flags, as written (record version 1).
+// are written as --header-env 'Name=WEIR_HEADER_N' instead, which names
+// the variable with no ${...} for Claude Code to expand; weir run takes
+// the variable's value as it is. The value goes into env as written, its
+// ${VAR} references included: Claude Code expands those in env values as
+// it does in headers (see envRefs), so weir run is given the value Claude
+// Code would have sent (record version 3). An earlier weir wrap kept
+// Claude Code's headers in args as --header 'Name: VALUE' flags, as
+// written (record version 1); those entries still unwrap.
 
 // stashKey is the environment variable a rewritten remote entry keeps its
 // original members in.
@@ -62,11 +69,12 @@ const stashKey = "WEIR_UNWRAP"
 const headerVarPrefix = "WEIR_HEADER_"
 
 // Versions of the record, which say where the header values went.
-// Version 1 is what weir wrap writes for Claude Code, and wrote for every
-// client before header values moved out of args.
+// Version 1 is what weir wrap wrote for every client before header values
+// moved out of args; version 3 is what it writes for Claude Code.
 const (
-	stashArgs = 1 // header values in args, as written: --header 'Name: VALUE'
-	stashEnv  = 2 // header values in WEIR_HEADER_N variables of env
+	stashArgs    = 1 // header values in args, as written: --header 'Name: VALUE'
+	stashEnv     = 2 // header values in WEIR_HEADER_N variables of env, named as --header 'Name: ${WEIR_HEADER_N}'
+	stashEnvFlag = 3 // header values in WEIR_HEADER_N variables of env, named as --header-env 'Name=WEIR_HEADER_N'
 )
 
 // headerVars reports whether the client of loc can be given a header
@@ -74,7 +82,8 @@ const (
 // it leaves that reference in a stdio entry's args for weir run. Claude
 // Code does not: it expands every ${...} in args from its own environment
 // and, finding WEIR_HEADER_N unset there, drops the server (or fails to
-// read the file). Gemini CLI expands ${VAR} in args from its environment
+// read the file); it is given --header-env 'Name=WEIR_HEADER_N' instead
+// (record version 3). Gemini CLI expands ${VAR} in args from its environment
 // too, but leaves one that is not set as written. The other clients expand
 // only their own syntaxes (${env:NAME}, {env:NAME}, ${input:id}, names of
 // their own such as ${userHome}) or nothing.
@@ -92,7 +101,7 @@ type stash struct {
 	Moved   string `json:"moved,omitempty"`   // the other of url and headers, with the separator before it, removed
 	After   string `json:"after,omitempty"`   // the key of the member Moved followed; "" when that was First
 	Env     bool   `json:"env,omitempty"`     // the entry had its env member, and the record was inserted into it
-	Headers int    `json:"headers,omitempty"` // how many header variables follow the record in env (version 2)
+	Headers int    `json:"headers,omitempty"` // how many header variables follow the record in env (versions 2 and 3)
 }
 
 func (st stash) encode() string {
@@ -112,7 +121,7 @@ func decodeStash(s string) (stash, bool) {
 	if json.Unmarshal(b, &st) != nil || st.First == "" || st.Headers < 0 {
 		return stash{}, false
 	}
-	if st.V != stashEnv && (st.V != stashArgs || st.Headers != 0) {
+	if st.V != stashEnv && st.V != stashEnvFlag && (st.V != stashArgs || st.Headers != 0) {
 		return stash{}, false
 	}
 	return st, true
@@ -191,7 +200,7 @@ func envRefs(loc Location) bool {
 // since a token in args shows in the process list.
 func tokenAdvice(loc Location) string {
 	if !headerVars(loc) {
-		return "--header 'Authorization: Bearer TOKEN'"
+		return "--header-env 'Authorization=WEIR_HEADER_1', with WEIR_HEADER_1 set to Bearer TOKEN in its env: a token in args would show in the process list"
 	}
 	return "--header 'Authorization: ${WEIR_HEADER_1}', with WEIR_HEADER_1 set to Bearer TOKEN in its env: a token in args would show in the process list"
 }
@@ -296,10 +305,10 @@ func (c *Config) remoteEdits(i int, weir, policy string, version int) (remotePla
 		return false
 	}
 
-	// The headers, as --header flags, each value (unless blank) in a
-	// variable of env, named in the flag.
-	var headers []string
-	var vars [][2]string // name, value
+	// The headers, as --header flags (--header-env for version 3), each
+	// value (unless blank) in a variable of env, named in the flag.
+	var headers [][2]string // flag, value
+	var vars [][2]string    // name, value
 	if h := e.hdrs; h != nil {
 		if h.val.kind != kObject {
 			return remotePlan{}, fmt.Sprintf("\"headers\" is %s; want an object of header names and values", h.val.kind)
@@ -332,8 +341,13 @@ func (c *Config) remoteEdits(i int, weir, policy string, version int) (remotePla
 			// whitespace); a blank one holds nothing to hide.
 			t := strings.Trim(v, " \t")
 			if version == stashArgs || t == "" {
-				headers = append(headers, name+": "+v)
+				headers = append(headers, [2]string{"--header", name + ": " + v})
 				continue
+			}
+			if version == stashEnvFlag && strings.TrimSpace(t) != t {
+				// weir run --header-env trims every kind of white space
+				// from the value, the client only spaces and tabs.
+				return remotePlan{}, fmt.Sprintf("%s begins or ends with a white space character weir run --header-env would remove; Weir leaves the entry as it is", what)
 			}
 			var key string
 			for {
@@ -343,7 +357,11 @@ func (c *Config) remoteEdits(i int, weir, policy string, version int) (remotePla
 				}
 			}
 			vars = append(vars, [2]string{key, t})
-			headers = append(headers, name+": ${"+key+"}")
+			if version == stashEnvFlag {
+				headers = append(headers, [2]string{"--header-env", name + "=" + key})
+			} else {
+				headers = append(headers, [2]string{"--header", name + ": ${" + key + "}"})
+			}
 		}
 	}
 
@@ -353,7 +371,7 @@ func (c *Config) remoteEdits(i int, weir, policy string, version int) (remotePla
 	}
 	argv = append(argv, "--upstream", u)
 	for _, h := range headers {
-		argv = append(argv, "--header", h)
+		argv = append(argv, h[0], h[1])
 	}
 
 	// What is replaced, what is removed, and the record of both.
@@ -613,7 +631,7 @@ func exactYAML(n *node) bool {
 // exactly the current bytes, and returns the entry as it then reads.
 func (c *Config) remoteUnwrapEdits(i int) ([]edit, Server, string) {
 	s, e := c.Servers[i], c.entries[i]
-	changed := "it changed since weir wrap rewrote it, so Weir cannot give it back its original URL and headers exactly; restore the file's backup, or put them back by hand (they are its --upstream and --header arguments; a header value weir wrap moved into its env is the variable the --header names)"
+	changed := "it changed since weir wrap rewrote it, so Weir cannot give it back its original URL and headers exactly; restore the file's backup, or put them back by hand (they are its --upstream, --header and --header-env arguments; a header value weir wrap moved into its env is the variable the --header or --header-env names)"
 	def, env := e.def, e.env
 	var st stash
 	ok := def != nil && e.cmd != nil && env != nil && env.val.kind == kObject && len(env.val.members) > 0 && env.val.members[0].key == stashKey
@@ -621,7 +639,7 @@ func (c *Config) remoteUnwrapEdits(i int) ([]edit, Server, string) {
 		st, ok = decodeStash(env.val.members[0].val.str)
 	}
 	if !ok {
-		return nil, Server{}, "its env holds no " + stashKey + " record of the original entry (weir wrap did not write this one, or the record was removed), so Weir cannot give it back its URL and headers exactly; put them back by hand (they are its --upstream and --header arguments; a header value weir wrap moved into its env is the variable the --header names)"
+		return nil, Server{}, "its env holds no " + stashKey + " record of the original entry (weir wrap did not write this one, or the record was removed), so Weir cannot give it back its URL and headers exactly; put them back by hand (they are its --upstream, --header and --header-env arguments; a header value weir wrap moved into its env is the variable the --header or --header-env names)"
 	}
 	// The members the rewrite wrote, in order: command, args (not in
 	// opencode) and env (unless the entry had one).
@@ -707,7 +725,7 @@ func (c *Config) remoteUnwrapEdits(i int) ([]edit, Server, string) {
 func (c *Config) wrapRemote(i int, weir, policy string) (remotePlan, string) {
 	version := stashEnv
 	if !headerVars(c.Location) {
-		version = stashArgs
+		version = stashEnvFlag
 	}
 	plan, why := c.remoteEdits(i, weir, policy, version)
 	if why != "" {

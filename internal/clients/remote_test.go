@@ -24,6 +24,8 @@ func TestRunLine(t *testing.T) {
 		{args: []string{"run", "--monitor", "--name=b", "--policy=/p.yaml", "--", "srv"}, inner: "srv", name: "b", policy: "/p.yaml"},
 		{args: []string{"run", "--name", "l", "--upstream", "https://x/mcp", "--header", "A: 1", "--header=B: 2"}, upstream: "https://x/mcp", headers: []string{"A: 1", "B: 2"}, name: "l"},
 		{args: []string{"run", "--upstream=https://x/mcp", "--policy", "/p.yaml"}, upstream: "https://x/mcp", policy: "/p.yaml"},
+		{args: []string{"run", "--name", "l", "--upstream", "https://x/mcp", "--header-env", "A=WEIR_HEADER_1", "--header", "B: 2", "--header-env=C = TOKEN", "--header-env", "bad"},
+			upstream: "https://x/mcp", headers: []string{"A: ${WEIR_HEADER_1}", "B: 2", "C: ${TOKEN}", "bad"}, name: "l"},
 		{args: []string{"run", "--name", "l", "--upstream"}},                // a flag without its value
 		{args: []string{"run", "--upstream", "https://x/mcp", "--", "srv"}}, // both: weir run refuses it; neither reads it
 	}
@@ -103,8 +105,13 @@ func TestUnwrapRemoteInPlace(t *testing.T) {
 	}
 
 	// The rewritten entry edited: refused, and left as it is. (Claude Code
-	// keeps the header in args: see headerVars.)
-	edited = strings.Replace(string(w), `"Authorization: Bearer ${LINEAR_TOKEN}"`, `"Authorization: Bearer ${OTHER_TOKEN}"`, 1)
+	// is given the header as --header-env, its value in env: see
+	// headerVars.)
+	if !strings.Contains(string(w), `"--header-env",
+        "Authorization=WEIR_HEADER_1"`) || strings.Contains(string(w), `"--header",`) {
+		t.Fatalf("Claude Code not given --header-env:\n%s", w)
+	}
+	edited = strings.Replace(string(w), `"WEIR_HEADER_1": "Bearer ${LINEAR_TOKEN}"`, `"WEIR_HEADER_1": "Bearer ${OTHER_TOKEN}"`, 1)
 	if edited == string(w) {
 		t.Fatalf("no such header in\n%s", w)
 	}
@@ -243,6 +250,15 @@ func TestUpstreamHeaderVariables(t *testing.T) {
 		Env: map[string]string{"WEIR_HEADER_1": "Bearer ${LINEAR_TOKEN}", "WEIR_HEADER_01": "no", "TOKEN": "t"}}
 	_, hs, ok := s.Upstream()
 	want := []string{"A: Bearer ${LINEAR_TOKEN}", "B: ${WEIR_HEADER_2}", "C: ${TOKEN}", "D: x ${WEIR_HEADER_1}", "E: ${WEIR_HEADER_01}"}
+	if !ok || !reflect.DeepEqual(hs, want) {
+		t.Errorf("Upstream headers = %q, want %q", hs, want)
+	}
+
+	// --header-env (what weir wrap writes for Claude Code): the value the
+	// named variable has in env, as it is; one env lacks, as a reference.
+	s.Args = []string{"run", "--upstream", "https://x/mcp", "--header-env", "A=WEIR_HEADER_1", "--header", "B: ${WEIR_HEADER_01}", "--header-env", "C=WEIR_HEADER_2", "--header-env", "D=WEIR_HEADER_01"}
+	_, hs, ok = s.Upstream()
+	want = []string{"A: Bearer ${LINEAR_TOKEN}", "B: ${WEIR_HEADER_01}", "C: ${WEIR_HEADER_2}", "D: no"}
 	if !ok || !reflect.DeepEqual(hs, want) {
 		t.Errorf("Upstream headers = %q, want %q", hs, want)
 	}
