@@ -994,4 +994,7 @@ func TestServeLeakAcrossServeAndRun(t *testing.T) {
 	if got := up.messages(); len(got) != 2 {
 		t.Errorf("the upstream sent %d messages, want 2 (before the read, and from session y): %q", len(got), got)
 	}
+	// DESIGN rule 2 over HTTP: the state store, audit log and every other
+	// file weir serve and weir run wrote hold no value.
+	assertNoSecretAtRest(t, e.home)
 }
