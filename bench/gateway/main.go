@@ -20,7 +20,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +46,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weir-sec/weir/bench/internal/mdblock"
+	"github.com/weir-sec/weir/bench/internal/sysinfo"
 )
 
 // File is what bench/results/gateway.json holds.
@@ -62,26 +62,17 @@ type Meta struct {
 	Commit string `json:"commit"`
 	// Uncommitted lists changes to the code weir is built from (cmd,
 	// internal, go.mod, go.sum) in the working tree at the time.
-	Uncommitted []string `json:"uncommitted,omitempty"`
-	Machine     Machine  `json:"machine"`
-	Go          string   `json:"go"`
-	GoSDK       string   `json:"go_sdk"`
-	Weir        string   `json:"weir"`
-	Command     string   `json:"command"`
+	Uncommitted []string        `json:"uncommitted,omitempty"`
+	Machine     sysinfo.Machine `json:"machine"`
+	Go          string          `json:"go"`
+	GoSDK       string          `json:"go_sdk"`
+	Weir        string          `json:"weir"`
+	Command     string          `json:"command"`
 	// Load averages (1, 5, 15 minutes) before and after: the machine may
 	// be shared.
 	LoadBefore  []float64 `json:"load_before"`
 	LoadAfter   []float64 `json:"load_after"`
 	WallSeconds float64   `json:"wall_seconds"`
-}
-
-// Machine describes the computer.
-type Machine struct {
-	CPU    string `json:"cpu"`
-	Cores  int    `json:"cores"`
-	OS     string `json:"os"`
-	Kernel string `json:"kernel"`
-	Arch   string `json:"arch"`
 }
 
 // Method records the workload.
@@ -224,7 +215,7 @@ func progress(format string, args ...any) {
 
 func run(ctx context.Context, o options) (*File, error) {
 	start := time.Now()
-	root, err := repoRoot()
+	root, err := sysinfo.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -243,13 +234,13 @@ func run(ctx context.Context, o options) (*File, error) {
 	}}
 	f.Meta = Meta{
 		Date:       start.UTC().Format(time.RFC3339),
-		Machine:    machine(),
+		Machine:    sysinfo.This(),
 		Go:         runtime.Version(),
 		GoSDK:      goSDKVersion(),
 		Command:    strings.Join(append([]string{"go run ./bench/gateway"}, o.args...), " "),
-		LoadBefore: loadavg(),
+		LoadBefore: sysinfo.LoadAvg(),
 	}
-	f.Meta.Commit, f.Meta.Uncommitted = commit(root)
+	f.Meta.Commit, f.Meta.Uncommitted = sysinfo.Commit(root)
 
 	tmp, err := os.MkdirTemp("", "weir-bench-gateway-")
 	if err != nil {
@@ -260,7 +251,7 @@ func run(ctx context.Context, o options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.Meta.Weir = strings.TrimSpace(output(weirBin, "version"))
+	f.Meta.Weir = strings.TrimSpace(sysinfo.Output(weirBin, "version"))
 
 	var procs []*daemon
 	defer func() {
@@ -335,11 +326,11 @@ func run(ctx context.Context, o options) (*File, error) {
 	}
 	direct := f.Targets[0]
 	for _, r := range f.Targets[1:] {
-		r.AddedVsDirect = &Added{P50: round(r.Latency.P50-direct.Latency.P50, 0), P99: round(r.Latency.P99-direct.Latency.P99, 0)}
+		r.AddedVsDirect = &Added{P50: sysinfo.Round(r.Latency.P50-direct.Latency.P50, 0), P99: sysinfo.Round(r.Latency.P99-direct.Latency.P99, 0)}
 	}
 
-	f.Meta.LoadAfter = loadavg()
-	f.Meta.WallSeconds = round(time.Since(start).Seconds(), 1)
+	f.Meta.LoadAfter = sysinfo.LoadAvg()
+	f.Meta.WallSeconds = sysinfo.Round(time.Since(start).Seconds(), 1)
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return nil, err
@@ -470,7 +461,7 @@ func measure(ctx context.Context, o options, t target, server *daemon) (*Result,
 		elapsed = time.Since(start)
 	}
 
-	r := &Result{Target: t.name, Sessions: o.sessions, CallsPlanned: o.sessions * o.calls, Seconds: round(elapsed.Seconds(), 3)}
+	r := &Result{Target: t.name, Sessions: o.sessions, CallsPlanned: o.sessions * o.calls, Seconds: sysinfo.Round(elapsed.Seconds(), 3)}
 	var lat, inits []time.Duration
 	for _, s := range outs {
 		if s.opened {
@@ -492,21 +483,21 @@ func measure(ctx context.Context, o options, t target, server *daemon) (*Result,
 		}
 	}
 	r.Answered = r.OK + r.Errors
-	r.CallsPerSec = round(float64(r.Answered)/elapsed.Seconds(), 1)
+	r.CallsPerSec = sysinfo.Round(float64(r.Answered)/elapsed.Seconds(), 1)
 	r.Latency = percentiles(lat)
 	r.Initialize = percentiles(inits)
 	if r.CallsSent > 0 {
-		r.ServerCPUUsPerCall = round(float64(cpuTicks(server.pid())-serverCPU0)/float64(time.Microsecond)/float64(r.CallsSent), 1)
+		r.ServerCPUUsPerCall = sysinfo.Round(float64(cpuTicks(server.pid())-serverCPU0)/float64(time.Microsecond)/float64(r.CallsSent), 1)
 	}
 	if t.weir != nil {
 		if r.CallsSent > 0 {
-			r.WeirCPUUsPerCall = round(float64(cpuTicks(t.weir.pid())-weirCPU0)/float64(time.Microsecond)/float64(r.CallsSent), 1)
+			r.WeirCPUUsPerCall = sysinfo.Round(float64(cpuTicks(t.weir.pid())-weirCPU0)/float64(time.Microsecond)/float64(r.CallsSent), 1)
 		}
-		kb, err := vmHWM(t.weir.pid())
+		kb, err := sysinfo.VmHWM(t.weir.pid())
 		if err != nil {
 			return nil, err
 		}
-		r.WeirPeakRSSMB = round(float64(kb)/1024, 1)
+		r.WeirPeakRSSMB = sysinfo.Round(float64(kb)/1024, 1)
 	}
 	progress("%s: %d ok, %d errors, %d lost, %.0f calls/s, p50 %.2f ms, p99 %.2f ms",
 		t.name, r.OK, r.Errors, r.Lost, r.CallsPerSec, r.Latency.P50/1000, r.Latency.P99/1000)
@@ -591,7 +582,7 @@ func percentiles(d []time.Duration) Percentiles {
 	at := func(p float64) float64 {
 		i := int(math.Ceil(p/100*float64(len(s)))) - 1
 		i = max(0, min(i, len(s)-1))
-		return round(float64(s[i])/float64(time.Microsecond), 0)
+		return sysinfo.Round(float64(s[i])/float64(time.Microsecond), 0)
 	}
 	return Percentiles{P50: at(50), P90: at(90), P99: at(99), Max: at(100)}
 }
@@ -749,67 +740,6 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// repoRoot is the nearest folder up from the working directory with a
-// go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the repository (no go.mod found)")
-		}
-		dir = parent
-	}
-}
-
-func machine() Machine {
-	m := Machine{CPU: "unknown", Cores: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH}
-	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(data), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPU = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	if data, err := os.ReadFile("/etc/os-release"); err == nil {
-		for _, l := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(l, "PRETTY_NAME="); ok {
-				m.OS = strings.Trim(v, `"`)
-			}
-		}
-	}
-	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(data))
-	}
-	return m
-}
-
-// commit is HEAD's short hash, with -dirty when the code weir is built
-// from has uncommitted changes, and those changes.
-func commit(root string) (string, []string) {
-	c := strings.TrimSpace(output("git", "-C", root, "rev-parse", "--short", "HEAD"))
-	if c == "" {
-		c = "unknown"
-	}
-	var changed []string
-	for _, l := range strings.Split(output("git", "-C", root, "status", "--porcelain", "--", "cmd", "internal", "go.mod", "go.sum"), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			changed = append(changed, l)
-		}
-	}
-	if len(changed) > 0 {
-		c += "-dirty"
-	}
-	return c, changed
-}
-
 func goSDKVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
@@ -819,40 +749,6 @@ func goSDKVersion() string {
 		}
 	}
 	return "unknown"
-}
-
-func output(name string, args ...string) string {
-	out, _ := exec.Command(name, args...).Output()
-	return string(out)
-}
-
-func loadavg() []float64 {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return nil
-	}
-	var l []float64
-	for _, f := range strings.Fields(string(data))[:3] {
-		v, _ := strconv.ParseFloat(f, 64)
-		l = append(l, v)
-	}
-	return l
-}
-
-// vmHWM is a process's peak resident set size in KiB.
-func vmHWM(pid int) (int, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			return strconv.Atoi(strings.Fields(rest)[0])
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }
 
 // cpuTicks is a process's user + system CPU time from /proc/PID/stat
@@ -875,9 +771,4 @@ func cpuTicks(pid int) time.Duration {
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	const hz = 100 // USER_HZ on Linux
 	return time.Duration(ut+st) * time.Second / hz
-}
-
-func round(x float64, digits int) float64 {
-	p := math.Pow(10, float64(digits))
-	return math.Round(x*p) / p
 }

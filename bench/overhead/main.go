@@ -33,6 +33,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/weir-sec/weir/bench/internal/sysinfo"
 )
 
 // File is what bench/results/overhead.json holds.
@@ -48,27 +50,18 @@ type Meta struct {
 	Commit string `json:"commit"`
 	// Uncommitted lists changes to the code weir is built from (cmd,
 	// internal, go.mod, go.sum) in the working tree at the time.
-	Uncommitted []string `json:"uncommitted,omitempty"`
-	Machine     Machine  `json:"machine"`
-	Go          string   `json:"go"`
-	Node        string   `json:"node,omitempty"`
-	Weir        string   `json:"weir"`
-	Command     string   `json:"command"`
-	Quick       bool     `json:"quick"`
+	Uncommitted []string        `json:"uncommitted,omitempty"`
+	Machine     sysinfo.Machine `json:"machine"`
+	Go          string          `json:"go"`
+	Node        string          `json:"node,omitempty"`
+	Weir        string          `json:"weir"`
+	Command     string          `json:"command"`
+	Quick       bool            `json:"quick"`
 	// Load averages (1, 5, 15 minutes) before and after: the machine may
 	// be shared.
 	LoadBefore  []float64 `json:"load_before"`
 	LoadAfter   []float64 `json:"load_after"`
 	WallSeconds float64   `json:"wall_seconds"`
-}
-
-// Machine describes the computer.
-type Machine struct {
-	CPU    string `json:"cpu"`
-	Cores  int    `json:"cores"`
-	OS     string `json:"os"`
-	Kernel string `json:"kernel"`
-	Arch   string `json:"arch"`
 }
 
 // Method records the workload and the sample counts.
@@ -229,7 +222,7 @@ func plan(quick bool) Method {
 
 func run(o options) error {
 	start := time.Now()
-	root, err := repoRoot()
+	root, err := sysinfo.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -241,13 +234,13 @@ func run(o options) error {
 	f := &File{Method: plan(o.quick)}
 	f.Meta = Meta{
 		Date:       start.UTC().Format(time.RFC3339),
-		Machine:    machine(),
+		Machine:    sysinfo.This(),
 		Go:         runtime.Version(),
 		Command:    strings.Join(append([]string{"go run ./bench/overhead"}, o.args...), " "),
 		Quick:      o.quick,
-		LoadBefore: loadavg(),
+		LoadBefore: sysinfo.LoadAvg(),
 	}
-	f.Meta.Commit, f.Meta.Uncommitted = commit(root)
+	f.Meta.Commit, f.Meta.Uncommitted = sysinfo.Commit(root)
 
 	tmp, err := os.MkdirTemp("", "weir-bench-overhead-")
 	if err != nil {
@@ -258,7 +251,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	f.Meta.Weir = strings.TrimSpace(output(bin.weir, "version"))
+	f.Meta.Weir = strings.TrimSpace(sysinfo.Output(bin.weir, "version"))
 	var everything []string
 	if slices.Contains(o.servers, "server-everything") {
 		node, err := exec.LookPath("node")
@@ -270,7 +263,7 @@ func run(o options) error {
 			return fmt.Errorf("server-everything is not installed (run `make deps`): %v", err)
 		}
 		everything = []string{node, js}
-		f.Meta.Node = strings.TrimSpace(output(node, "--version"))
+		f.Meta.Node = strings.TrimSpace(sysinfo.Output(node, "--version"))
 	}
 	strict := filepath.Join(tmp, "strict.yaml")
 	if err := os.WriteFile(strict, []byte("version: 1\npreset: strict\n"), 0o600); err != nil {
@@ -298,8 +291,8 @@ func run(o options) error {
 		}
 		f.Servers = append(f.Servers, r)
 	}
-	f.Meta.LoadAfter = loadavg()
-	f.Meta.WallSeconds = round(time.Since(start).Seconds(), 1)
+	f.Meta.LoadAfter = sysinfo.LoadAvg()
+	f.Meta.WallSeconds = sysinfo.Round(time.Since(start).Seconds(), 1)
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weir-sec/weir/bench/internal/sysinfo"
 	"github.com/weir-sec/weir/bench/overhead/internal/prose"
 )
 
@@ -103,11 +104,11 @@ func measureServer(sv server, bin binaries, strictPolicy, tmp string, m Method) 
 		res.Throughput = append(res.Throughput, t)
 	}
 	for _, p := range paths[1:] {
-		kb, err := vmHWM(conns[p].pid())
+		kb, err := sysinfo.VmHWM(conns[p].pid())
 		if err != nil {
 			return nil, err
 		}
-		res.PeakRSS[p] = RSS{MB: round(float64(kb)/1024, 1), Samples: 1}
+		res.PeakRSS[p] = RSS{MB: sysinfo.Round(float64(kb)/1024, 1), Samples: 1}
 	}
 	return res, nil
 }
@@ -168,7 +169,7 @@ func latency(sv server, conns map[string]*conn, sp SizePlan) (*LatencyResult, er
 	}
 	for _, p := range paths[1:] {
 		l.AddedVsDirect[p] = l.Paths[p].minus(l.Paths["direct"])
-		l.ProxyCPU[p] = round(float64((cpuTime(conns[p].pid())-cpu0[p]).Nanoseconds())/1e3/float64(sp.Iterations), 1)
+		l.ProxyCPU[p] = sysinfo.Round(float64((cpuTime(conns[p].pid())-cpu0[p]).Nanoseconds())/1e3/float64(sp.Iterations), 1)
 	}
 	for _, p := range paths[2:] {
 		l.AddedVsRelay[p] = l.Paths[p].minus(l.Paths["relay"])
@@ -203,8 +204,8 @@ func throughput(sv server, conns map[string]*conn, tp ThroughputPlan, n int) (*T
 	}
 	for _, p := range paths {
 		pc := percentiles(lat[p])
-		t.Paths[p] = Rate{Calls: len(lat[p]), Seconds: round(secs[p].Seconds(), 3),
-			CallsPerSec: round(float64(len(lat[p]))/secs[p].Seconds(), 1), P50: pc.P50, P99: pc.P99}
+		t.Paths[p] = Rate{Calls: len(lat[p]), Seconds: sysinfo.Round(secs[p].Seconds(), 3),
+			CallsPerSec: sysinfo.Round(float64(len(lat[p]))/secs[p].Seconds(), 1), P50: pc.P50, P99: pc.P99}
 	}
 	return t, nil
 }
@@ -255,13 +256,13 @@ func percentiles(d []time.Duration) Percentiles {
 			return 0
 		}
 		i := (len(s)*p + 99) / 100 // ceil(n·p/100)
-		return round(float64(s[max(i-1, 0)].Nanoseconds())/1e3, 1)
+		return sysinfo.Round(float64(s[max(i-1, 0)].Nanoseconds())/1e3, 1)
 	}
 	return Percentiles{P50: at(50), P95: at(95), P99: at(99)}
 }
 
 func (a Percentiles) minus(b Percentiles) Percentiles {
-	return Percentiles{P50: round(a.P50-b.P50, 1), P95: round(a.P95-b.P95, 1), P99: round(a.P99-b.P99, 1)}
+	return Percentiles{P50: sysinfo.Round(a.P50-b.P50, 1), P95: sysinfo.Round(a.P95-b.P95, 1), P99: sysinfo.Round(a.P99-b.P99, 1)}
 }
 
 // cleanEnv is this process's environment without Weir's own variables, so

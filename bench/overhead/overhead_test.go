@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/weir-sec/weir/bench/internal/sysinfo"
 )
 
 // TestQuickRun runs the whole benchmark with --quick and checks the
@@ -27,7 +29,7 @@ func TestQuickRun(t *testing.T) {
 		t.Skip("starts eight servers and proxies")
 	}
 	servers := []string{"go-echo", "server-everything"}
-	root, err := repoRoot()
+	root, err := sysinfo.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
