@@ -289,8 +289,16 @@ func startDaemon(t testing.TB, env []string, argv ...string) (*syncBuffer, <-cha
 func startEverything(t testing.TB, stateless bool) string {
 	t.Helper()
 	addr := freeLoopbackAddr(t)
-	out, done := startDaemon(t, os.Environ(), everythingBin, "-http", addr, fmt.Sprintf("-stateless=%t", stateless))
-	deadline := time.Now().Add(10 * time.Second)
+	return listening(t, "the everything-server", addr, 10*time.Second,
+		os.Environ(), everythingBin, "-http", addr, fmt.Sprintf("-stateless=%t", stateless))
+}
+
+// listening starts argv as a daemon that is to listen on addr, waits until
+// it accepts TCP connections there, and returns its MCP URL.
+func listening(t testing.TB, what, addr string, wait time.Duration, env []string, argv ...string) string {
+	t.Helper()
+	out, done := startDaemon(t, env, argv...)
+	deadline := time.Now().Add(wait)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
@@ -299,11 +307,11 @@ func startEverything(t testing.TB, stateless bool) string {
 		}
 		select {
 		case <-done:
-			t.Fatalf("the everything-server exited before listening on %s; output:\n%s", addr, out.String())
+			t.Fatalf("%s exited before listening on %s; output:\n%s", what, addr, out.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the everything-server did not listen on %s within 10s; output:\n%s", addr, out.String())
+			t.Fatalf("%s did not listen on %s within %s; output:\n%s", what, addr, wait, out.String())
 		}
 	}
 }
@@ -315,15 +323,23 @@ func startServe(t testing.TB, env *weirEnv, upstream string) string {
 	addr := freeLoopbackAddr(t)
 	out, done := startDaemon(t, env.environ("WEIR_SESSION=conformance"),
 		weirBin, "serve", "--upstream", upstream, "--name", "everything", "--listen", addr)
+	awaitHealthy(t, "weir serve", "http://"+addr, out, done)
+	return "http://" + addr + "/mcp"
+}
+
+// awaitHealthy waits until the daemon at base answers /healthz with 200,
+// failing the test with its output if it exits first or takes over 20 s.
+func awaitHealthy(t testing.TB, what, base string, out *syncBuffer, done <-chan struct{}) {
+	t.Helper()
 	client := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(20 * time.Second)
 	var last string
 	for {
-		resp, err := client.Get("http://" + addr + "/healthz")
+		resp, err := client.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return "http://" + addr + "/mcp"
+				return
 			}
 			last = resp.Status
 		} else {
@@ -331,11 +347,11 @@ func startServe(t testing.TB, env *weirEnv, upstream string) string {
 		}
 		select {
 		case <-done:
-			t.Fatalf("weir serve exited before it was healthy; output:\n%s", out.String())
-		case <-time.After(100 * time.Millisecond):
+			t.Fatalf("%s exited before it was healthy; output:\n%s", what, out.String())
+		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("weir serve's /healthz did not answer 200 within 20s (last: %s); output:\n%s", last, out.String())
+			t.Fatalf("%s's /healthz did not answer 200 within 20s (last: %s); output:\n%s", what, last, out.String())
 		}
 	}
 }

@@ -374,23 +374,8 @@ func startGatewayHTTP(t *testing.T, env []string, cfg string) *gwHTTP {
 	addr := freeLoopbackAddr(t)
 	out, done := startDaemon(t, env, weirBin, "gateway", "--config", cfg, "--listen", addr)
 	g := &gwHTTP{base: "http://" + addr, out: out, done: done}
-	deadline := time.Now().Add(20 * time.Second)
-	var last string
-	for {
-		code, body, err := g.health()
-		if err == nil && code == http.StatusOK {
-			return g
-		}
-		last = fmt.Sprintf("%d %v %+v", code, err, body)
-		select {
-		case <-done:
-			t.Fatalf("weir gateway exited before it was healthy; output:\n%s", out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("weir gateway's /healthz did not answer 200 within 20s (last: %s); output:\n%s", last, out.String())
-		}
-	}
+	awaitHealthy(t, "weir gateway", g.base, out, done)
+	return g
 }
 
 // gwHealth is what /healthz answers.

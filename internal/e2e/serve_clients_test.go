@@ -38,23 +38,7 @@ func startEverythingHTTP(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, done := startDaemon(t, append(os.Environ(), "PORT="+port), argv...)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return "http://" + addr + "/mcp"
-		}
-		select {
-		case <-done:
-			t.Fatalf("server-everything exited before listening on %s; output:\n%s", addr, out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-everything did not listen on %s within 15s; output:\n%s", addr, out.String())
-		}
-	}
+	return listening(t, "server-everything", addr, 15*time.Second, append(os.Environ(), "PORT="+port), argv...)
 }
 
 // runNodeCLI runs argv (node and a script) with args in dir and returns its
@@ -333,23 +317,8 @@ func startServeNoSession(t testing.TB, upstream string) string {
 	}
 	addr := freeLoopbackAddr(t)
 	out, done := startDaemon(t, environ, weirBin, "serve", "--upstream", upstream, "--name", "everything", "--listen", addr)
-	client := &http.Client{Timeout: 2 * time.Second}
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if resp, err := client.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return "http://" + addr + "/mcp"
-			}
-		}
-		select {
-		case <-done:
-			t.Fatalf("weir serve exited before it was healthy; output:\n%s", out.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("weir serve's /healthz did not answer 200 within 20s; output:\n%s", out.String())
-		}
-	}
+	awaitHealthy(t, "weir serve", "http://"+addr, out, done)
+	return "http://" + addr + "/mcp"
 }
 
 // TestServeGoSDKClient runs the go-sdk v1.8.0 client over Streamable HTTP

@@ -181,29 +181,8 @@ func startServeAt(t *testing.T, e *weirEnv, extraEnv []string, listen, base, ups
 	t.Helper()
 	argv := append([]string{weirBin, "serve", "--upstream", upstream, "--name", "remote", "--listen", listen}, flags...)
 	out, done := startDaemon(t, serveEnviron(e, extraEnv...), argv...)
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(20 * time.Second)
-	var last string
-	for {
-		resp, err := client.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return &served{base: base, out: out}
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		select {
-		case <-done:
-			t.Fatalf("weir serve exited before it was healthy; output:\n%s", out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("weir serve's /healthz did not answer 200 within 20s (last: %s); output:\n%s", last, out.String())
-		}
-	}
+	awaitHealthy(t, "weir serve", base, out, done)
+	return &served{base: base, out: out}
 }
 
 func writeServePolicy(t *testing.T) string {
