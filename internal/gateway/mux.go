@@ -472,7 +472,7 @@ func (m *mux) routeByName(req *jsonrpc.Request, line, id []byte, key string) {
 		m.replyError(id, jsonrpc.CodeInvalidParams, fmt.Sprintf("no such %s %q: the gateway names them SERVER%sNAME (servers: %s)", strings.TrimSuffix(strings.Split(req.Method, "/")[0], "s"), full, Sep, strings.Join(m.order, ", ")))
 		return
 	}
-	out, ok := rewriteParam(line, req.Params, key, name)
+	out, ok := rewriteParam(line, key, name)
 	if !ok {
 		m.replyError(id, jsonrpc.CodeInvalidParams, "could not read params")
 		return
@@ -492,7 +492,7 @@ func (m *mux) routeByURI(req *jsonrpc.Request, line, id []byte) {
 		m.replyError(id, jsonrpc.CodeInvalidParams, fmt.Sprintf("no such resource %q: the gateway names them SERVER%sURI", full, uriSep))
 		return
 	}
-	out, ok := rewriteParam(line, req.Params, "uri", uri)
+	out, ok := rewriteParam(line, "uri", uri)
 	if !ok {
 		m.replyError(id, jsonrpc.CodeInvalidParams, "could not read params")
 		return
@@ -530,13 +530,11 @@ func (m *mux) routeCompletion(req *jsonrpc.Request, line, id []byte) {
 		return
 	}
 	v, _ := json.Marshal(rest)
-	ref, ok := jsonrpc.ReplaceMember(memberOf(req.Params, "ref"), key, v)
+	out, ok := jsonrpc.ReplaceAt(line, v, "params", "ref", key)
 	if !ok {
 		m.replyError(id, jsonrpc.CodeInvalidParams, "could not read params.ref")
 		return
 	}
-	params, _ := jsonrpc.ReplaceMember(req.Params, "ref", ref)
-	out, _ := jsonrpc.ReplaceMember(line, "params", params)
 	m.forward(server, &call{clientID: id, method: req.Method, member: server}, out)
 }
 
@@ -856,7 +854,7 @@ func (m *mux) clientNotification(req *jsonrpc.Request, line []byte) {
 // cancel passes a client's cancellation to the member its request went
 // to, under the mux's id.
 func (m *mux) cancel(req *jsonrpc.Request, line []byte) {
-	raw := memberOf(req.Params, "requestId")
+	raw := jsonrpc.Member(req.Params, "requestId")
 	if raw == nil {
 		return
 	}
@@ -875,11 +873,10 @@ func (m *mux) cancel(req *jsonrpc.Request, line []byte) {
 	}
 	m.mu.Unlock()
 	for n, member := range targets {
-		params, ok := jsonrpc.ReplaceMember(req.Params, "requestId", []byte(strconv.FormatInt(n, 10)))
+		out, ok := jsonrpc.ReplaceAt(line, []byte(strconv.FormatInt(n, 10)), "params", "requestId")
 		if !ok {
 			continue
 		}
-		out, _ := jsonrpc.ReplaceMember(line, "params", params)
 		if conn := m.members[member].current(); conn != nil {
 			conn.send(m.ctx, out)
 		}
@@ -968,14 +965,14 @@ func (m *mux) memberNotification(name string, req *jsonrpc.Request, line []byte)
 		var p map[string]json.RawMessage
 		var uri string
 		if json.Unmarshal(req.Params, &p) == nil && json.Unmarshal(p["uri"], &uri) == nil {
-			if out, ok := rewriteParam(line, req.Params, "uri", name+uriSep+uri); ok {
+			if out, ok := rewriteParam(line, "uri", name+uriSep+uri); ok {
 				return out
 			}
 		}
 	case "notifications/cancelled":
 		// A server withdrawing its own request: name it by the id the
 		// client knows it under.
-		raw := memberOf(req.Params, "requestId")
+		raw := jsonrpc.Member(req.Params, "requestId")
 		m.mu.Lock()
 		var key string
 		for k, a := range m.asks {
@@ -985,9 +982,7 @@ func (m *mux) memberNotification(name string, req *jsonrpc.Request, line []byte)
 		}
 		m.mu.Unlock()
 		if key != "" {
-			params, ok := jsonrpc.ReplaceMember(req.Params, "requestId", []byte(key))
-			if ok {
-				out, _ := jsonrpc.ReplaceMember(line, "params", params)
+			if out, ok := jsonrpc.ReplaceAt(line, []byte(key), "params", "requestId"); ok {
 				return out
 			}
 		}
@@ -995,21 +990,15 @@ func (m *mux) memberNotification(name string, req *jsonrpc.Request, line []byte)
 	return line
 }
 
-// subscriptionKey is the _meta key a 2026-07-28 notification names its
-// subscriptions/listen request under: the listen request's id, which for
-// a member is the mux's id of its part of the client's listen.
-const subscriptionKey = "io.modelcontextprotocol/subscriptionId"
-
 // subscriptionNotification names a member's subscription notification by
 // the client's listen request; the members' acknowledgements reach the
 // client once. It reports whether the notification was one (out is nil
 // when it is dropped).
 func (m *mux) subscriptionNotification(req *jsonrpc.Request, line []byte) ([]byte, bool) {
-	if !bytes.Contains(req.Params, []byte(subscriptionKey)) {
+	if !bytes.Contains(req.Params, []byte(jsonrpc.MetaSubscriptionID)) {
 		return line, false
 	}
-	meta := memberOf(req.Params, "_meta")
-	n, err := strconv.ParseInt(string(memberOf(meta, subscriptionKey)), 10, 64)
+	n, err := strconv.ParseInt(string(jsonrpc.Member(jsonrpc.Member(req.Params, "_meta"), jsonrpc.MetaSubscriptionID)), 10, 64)
 	if err != nil {
 		return line, false
 	}
@@ -1030,12 +1019,7 @@ func (m *mux) subscriptionNotification(req *jsonrpc.Request, line []byte) ([]byt
 	if drop {
 		return nil, true
 	}
-	meta, ok := jsonrpc.ReplaceMember(meta, subscriptionKey, f.clientID)
-	if !ok {
-		return line, true
-	}
-	params, _ := jsonrpc.ReplaceMember(req.Params, "_meta", meta)
-	out, _ := jsonrpc.ReplaceMember(line, "params", params)
+	out, _ := jsonrpc.ReplaceAt(line, f.clientID, "params", "_meta", jsonrpc.MetaSubscriptionID)
 	return out, true
 }
 
@@ -1067,25 +1051,9 @@ func prefixContents(server string, line, result []byte) []byte {
 }
 
 // rewriteParam replaces params[key] with the string v.
-func rewriteParam(line, params []byte, key, v string) ([]byte, bool) {
+func rewriteParam(line []byte, key, v string) ([]byte, bool) {
 	enc, _ := json.Marshal(v)
-	np, ok := jsonrpc.ReplaceMember(params, key, enc)
-	if !ok {
-		return nil, false
-	}
-	return jsonrpc.ReplaceMember(line, "params", np)
-}
-
-// memberOf is the raw value of obj[name], or nil.
-func memberOf(obj []byte, name string) []byte {
-	var v []byte
-	_ = jsonrpc.EachMember(obj, func(n string, mv []byte) error {
-		if n == name {
-			v = mv
-		}
-		return nil
-	})
-	return v
+	return jsonrpc.ReplaceAt(line, enc, "params", key)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {

@@ -326,6 +326,47 @@ func ReplaceMember(obj []byte, name string, value []byte) ([]byte, bool) {
 	return append(out, obj[end:]...), true
 }
 
+// Member is the raw value of obj's top-level member name, or nil when it
+// has none (or is not an object).
+func Member(obj []byte, name string) []byte {
+	var v []byte
+	_, _ = eachMember(obj, noLimit, func(n string, mv []byte) error {
+		if n == name {
+			v = mv
+			return errFound
+		}
+		return nil
+	})
+	return v
+}
+
+// ReplaceAt is ReplaceMember along a path of nested objects: the value at
+// obj.path[0].path[1]… is replaced, every other byte kept. It reports
+// false, and returns obj, when some member of the path is missing.
+func ReplaceAt(obj []byte, value []byte, path ...string) ([]byte, bool) {
+	if len(path) == 0 {
+		return obj, false
+	}
+	if len(path) == 1 {
+		return ReplaceMember(obj, path[0], value)
+	}
+	inner := Member(obj, path[0])
+	if inner == nil {
+		return obj, false
+	}
+	nv, ok := ReplaceAt(inner, value, path[1:]...)
+	if !ok {
+		return obj, false
+	}
+	return ReplaceMember(obj, path[0], nv)
+}
+
+// Meta keys of MCP 2026-07-28 that Weir reads in a message's params._meta.
+const (
+	MetaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+	MetaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
+)
+
 // WithoutMembers returns obj rebuilt without its top-level members with
 // the given names: the other members' values are copied as they were, their
 // names re-encoded. It returns obj itself when it has none of them.

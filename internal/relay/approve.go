@@ -142,7 +142,7 @@ func (r *Relay) readRetry(ctx context.Context, line []byte, params json.RawMessa
 	}
 	rt := &retry{state: st, answer: approval.Failed, err: errors.New("the retry carries no answer to weir_approval")}
 	if len(cp.Responses) > 0 && cp.Responses[0] == '{' {
-		if v := memberOf(cp.Responses, approvalInput); v != nil {
+		if v := jsonrpc.Member(cp.Responses, approvalInput); v != nil {
 			rt.answer, rt.err = approval.ReadAnswer(v, st.Dest != "")
 		}
 	}
@@ -406,7 +406,7 @@ func (r *Relay) cancelHeld(params json.RawMessage) bool {
 	if len(params) == 0 || params[0] != '{' {
 		return false
 	}
-	id, err := jsonrpc.ParseID(memberOf(params, "requestId"))
+	id, err := jsonrpc.ParseID(jsonrpc.Member(params, "requestId"))
 	if err != nil || !id.IsValid() {
 		return false
 	}

@@ -88,7 +88,7 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 		}
 		return
 	}
-	rawID = memberOf(line, "id")
+	rawID = jsonrpc.Member(line, "id")
 	if !req.ID.IsValid() {
 		if rawID != nil {
 			// "id": null. MCP forbids it, and it cannot be told from a
@@ -154,22 +154,6 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 	r.forward(ctx, line, p)
 }
 
-// memberOf returns the raw value of a top-level member of a valid object
-// (one Parse accepted, so it has no repeats), or nil.
-func memberOf(obj []byte, name string) []byte {
-	var v []byte
-	_ = jsonrpc.EachMember(obj, func(n string, mv []byte) error {
-		if n == name {
-			v = mv
-			return errStop // the rest need not be scanned
-		}
-		return nil
-	})
-	return v
-}
-
-var errStop = errors.New("stop")
-
 // forward sends a client request to the server under an id of Weir's own,
 // and answers it with an error if the server cannot take it.
 func (r *Relay) forward(ctx context.Context, line []byte, p *pending) {
@@ -222,7 +206,7 @@ func (r *Relay) timedOut(id int64) {
 func (r *Relay) mapCancel(line []byte, params json.RawMessage) []byte {
 	var reqID []byte
 	if len(params) > 0 && params[0] == '{' {
-		reqID = memberOf(params, "requestId")
+		reqID = jsonrpc.Member(params, "requestId")
 	}
 	id, err := jsonrpc.ParseID(reqID)
 	if reqID == nil || err != nil || !id.IsValid() {
@@ -346,10 +330,7 @@ type callParams struct {
 	Responses json.RawMessage
 }
 
-const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-)
+const metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 
 // callMembers are the tools/call params members Weir knows.
 var callMembers = []string{"name", "arguments", "_meta", "task", "requestState", "inputResponses"}
@@ -383,13 +364,13 @@ func readCallParams(raw json.RawMessage) (callParams, error) {
 			}
 			return jsonrpc.EachMember(v, func(k string, mv []byte) error {
 				switch k {
-				case metaProtocolVersion:
+				case jsonrpc.MetaProtocolVersion:
 					var ver string
 					_ = json.Unmarshal(mv, &ver)
 					p.modern = ver >= "2026-07-28"
 				case metaClientCapabilities:
 					if len(mv) > 0 && mv[0] == '{' {
-						p.elicits = formElicitation(memberOf(mv, "elicitation"))
+						p.elicits = formElicitation(jsonrpc.Member(mv, "elicitation"))
 					}
 				case "progressToken":
 					p.progress = bytes.Clone(mv)

@@ -72,7 +72,7 @@ func (r *Relay) fromServer(ctx context.Context, line []byte) {
 	if err != nil {
 		var bad *jsonrpc.BadMessageError
 		errors.As(err, &bad)
-		if e := memberOf(line, "error"); bad.Code == jsonrpc.CodeInvalidRequest && e != nil && string(memberOf(line, "id")) == "null" {
+		if e := jsonrpc.Member(line, "error"); bad.Code == jsonrpc.CodeInvalidRequest && e != nil && string(jsonrpc.Member(line, "id")) == "null" {
 			// An error the server could not tie to a request.
 			r.unmatchedError(e)
 			return
@@ -118,24 +118,15 @@ func (r *Relay) fromServer(ctx context.Context, line []byte) {
 	r.toClient(out)
 }
 
-// subscriptionKey is the _meta key under which a 2026-07-28 server names
-// the subscriptions/listen request a notification belongs to: that
-// request's JSON-RPC id.
-const subscriptionKey = "io.modelcontextprotocol/subscriptionId"
-
-// mapSubscription gives a notification's subscription id back in the
+// mapSubscription gives a notification's subscription id (the
+// subscriptions/listen request it belongs to, 2026-07-28) back in the
 // client's terms: the server knows the listen request by Weir's id.
 func (r *Relay) mapSubscription(line []byte, req *jsonrpc.Request) []byte {
-	if !bytes.Contains(req.Params, []byte(subscriptionKey)) {
+	if !bytes.Contains(req.Params, []byte(jsonrpc.MetaSubscriptionID)) {
 		return line
 	}
-	meta := memberOf(req.Params, "_meta")
-	if len(meta) == 0 || meta[0] != '{' {
-		return line
-	}
-	raw := memberOf(meta, subscriptionKey)
-	id, err := jsonrpc.ParseID(raw)
-	if raw == nil || err != nil {
+	id, err := jsonrpc.ParseID(jsonrpc.Member(jsonrpc.Member(req.Params, "_meta"), jsonrpc.MetaSubscriptionID))
+	if err != nil {
 		return line
 	}
 	n, ok := weirID(id)
@@ -146,18 +137,7 @@ func (r *Relay) mapSubscription(line []byte, req *jsonrpc.Request) []byte {
 	if p == nil || p.method != "subscriptions/listen" {
 		return line
 	}
-	meta, ok = jsonrpc.ReplaceMember(meta, subscriptionKey, p.clientID)
-	if !ok {
-		return line
-	}
-	params, ok := jsonrpc.ReplaceMember(req.Params, "_meta", meta)
-	if !ok {
-		return line
-	}
-	out, ok := jsonrpc.ReplaceMember(line, "params", params)
-	if !ok {
-		return line
-	}
+	out, _ := jsonrpc.ReplaceAt(line, p.clientID, "params", "_meta", jsonrpc.MetaSubscriptionID)
 	return out
 }
 

@@ -30,10 +30,6 @@ const (
 // request names its method in a header.
 const Stateless = "2026-07-28"
 
-// metaProtocolVersion is the _meta key a 2026-07-28 request names its
-// protocol version under.
-const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
-
 // HTTPOptions configure an HTTPUpstream.
 type HTTPOptions struct {
 	// Header is sent with every request: the upstream's own credentials,
@@ -204,7 +200,7 @@ func (u *HTTPUpstream) post(ctx context.Context, body []byte, m jsonrpc.Message)
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json, text/event-stream")
 	if req, ok := m.(*jsonrpc.Request); ok {
-		if v := metaString(req.Params, metaProtocolVersion); v != "" {
+		if v := metaString(req.Params, jsonrpc.MetaProtocolVersion); v != "" {
 			hr.Header.Set(HeaderProtocol, v)
 		}
 		if hr.Header.Get(HeaderProtocol) == "" && u.opts.Version != "" {
@@ -514,40 +510,18 @@ func (u *HTTPUpstream) Close() error {
 // requestName is the value of the Mcp-Name header: the tool or prompt
 // name, or the resource URI.
 func requestName(req *jsonrpc.Request) (string, bool) {
-	var key string
-	switch req.Method {
-	case "tools/call", "prompts/get":
-		key = "name"
-	case "resources/read":
-		key = "uri"
-	default:
+	key := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}[req.Method]
+	if key == "" {
 		return "", false
 	}
 	var v string
-	found := false
-	_ = jsonrpc.EachMember(req.Params, func(name string, value []byte) error {
-		if name == key && json.Unmarshal(value, &v) == nil {
-			found = true
-		}
-		return nil
-	})
-	return v, found
+	return v, json.Unmarshal(jsonrpc.Member(req.Params, key), &v) == nil
 }
 
 // metaString is params._meta[key] when it is a string.
 func metaString(params []byte, key string) string {
 	var out string
-	_ = jsonrpc.EachMember(params, func(name string, meta []byte) error {
-		if name != "_meta" {
-			return nil
-		}
-		return jsonrpc.EachMember(meta, func(k string, v []byte) error {
-			if k == key {
-				_ = json.Unmarshal(v, &out)
-			}
-			return nil
-		})
-	})
+	_ = json.Unmarshal(jsonrpc.Member(jsonrpc.Member(params, "_meta"), key), &out)
 	return out
 }
 

@@ -356,7 +356,7 @@ func (f *Front) post(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get(HeaderSession)
 	meta := ""
 	if isReq {
-		meta = metaString(req.Params, metaProtocolVersion)
+		meta = metaString(req.Params, jsonrpc.MetaProtocolVersion)
 	}
 	switch {
 	case isReq && req.Method == "initialize" && meta == "":
@@ -450,7 +450,7 @@ func checkStatelessHeaders(r *http.Request, req *jsonrpc.Request, meta, header s
 		return fmt.Errorf("a message without an HTTP session must be a request, not a response")
 	}
 	if meta != "" && header != "" && meta != header {
-		return fmt.Errorf("header mismatch: %s %q differs from params._meta[%q] %q", HeaderProtocol, header, metaProtocolVersion, meta)
+		return fmt.Errorf("header mismatch: %s %q differs from params._meta[%q] %q", HeaderProtocol, header, jsonrpc.MetaProtocolVersion, meta)
 	}
 	if header < Stateless {
 		return nil
@@ -710,46 +710,20 @@ func (c *frontConn) Write(_ context.Context, msg []byte) error {
 // request (by the id the front gave it) to that request's stream, naming
 // it by the client's id again.
 func (c *frontConn) subscription(msg []byte, req *jsonrpc.Request) ([]byte, *outStream) {
-	if !bytes.Contains(req.Params, []byte(subscriptionKey)) {
+	if !bytes.Contains(req.Params, []byte(jsonrpc.MetaSubscriptionID)) {
 		return nil, nil
 	}
-	var meta []byte
-	_ = jsonrpc.EachMember(req.Params, func(name string, v []byte) error {
-		if name == "_meta" {
-			meta = v
-		}
-		return nil
-	})
-	var raw []byte
-	_ = jsonrpc.EachMember(meta, func(name string, v []byte) error {
-		if name == subscriptionKey {
-			raw = v
-		}
-		return nil
-	})
-	n, err := strconv.ParseInt(string(raw), 10, 64)
+	n, err := strconv.ParseInt(string(jsonrpc.Member(jsonrpc.Member(req.Params, "_meta"), jsonrpc.MetaSubscriptionID)), 10, 64)
 	p := c.pending[n]
 	if err != nil || p == nil {
 		return nil, nil
 	}
-	meta, ok := jsonrpc.ReplaceMember(meta, subscriptionKey, p.clientID)
-	if !ok {
-		return nil, nil
-	}
-	params, ok := jsonrpc.ReplaceMember(req.Params, "_meta", meta)
-	if !ok {
-		return nil, nil
-	}
-	out, ok := jsonrpc.ReplaceMember(msg, "params", params)
+	out, ok := jsonrpc.ReplaceAt(msg, p.clientID, "params", "_meta", jsonrpc.MetaSubscriptionID)
 	if !ok {
 		return nil, nil
 	}
 	return out, p.stream
 }
-
-// subscriptionKey is the _meta key a 2026-07-28 notification names its
-// subscriptions/listen request under.
-const subscriptionKey = "io.modelcontextprotocol/subscriptionId"
 
 // errorCode is the code of an error response, 0 for anything else.
 func errorCode(msg []byte) int64 {
@@ -811,24 +785,7 @@ func (c *frontConn) route(req *jsonrpc.Request) *outStream {
 // cancelledForRelay rewrites a client's notifications/cancelled to name
 // the request by the id the relay knows it under.
 func (c *frontConn) cancelledForRelay(body []byte) []byte {
-	params := []byte(nil)
-	_ = jsonrpc.EachMember(body, func(name string, v []byte) error {
-		if name == "params" {
-			params = v
-		}
-		return nil
-	})
-	var rid []byte
-	_ = jsonrpc.EachMember(params, func(name string, v []byte) error {
-		if name == "requestId" {
-			rid = v
-		}
-		return nil
-	})
-	if rid == nil {
-		return body
-	}
-	id, err := jsonrpc.ParseID(rid)
+	id, err := jsonrpc.ParseID(jsonrpc.Member(jsonrpc.Member(body, "params"), "requestId"))
 	if err != nil {
 		return body
 	}
@@ -838,14 +795,7 @@ func (c *frontConn) cancelledForRelay(body []byte) []byte {
 	if !ok {
 		return body
 	}
-	np, ok := jsonrpc.ReplaceMember(params, "requestId", []byte(strconv.FormatInt(n, 10)))
-	if !ok {
-		return body
-	}
-	out, ok := jsonrpc.ReplaceMember(body, "params", np)
-	if !ok {
-		return body
-	}
+	out, _ := jsonrpc.ReplaceAt(body, []byte(strconv.FormatInt(n, 10)), "params", "requestId")
 	return out
 }
 
