@@ -170,7 +170,7 @@ func dryRun(pol *policy.Policy, f checkFlags, res *checkResult) error {
 	const session = "policy-check"
 	st := store.NewMemory()
 	if f.session != "" {
-		if err := loadSession(f.session, h, st, session); err != nil {
+		if err := loadSession(pol, f.session, h, st, session); err != nil {
 			return err
 		}
 	}
@@ -256,7 +256,9 @@ type sessionRead struct {
 	Text   string   `json:"text"`
 }
 
-func loadSession(file string, h *fingerprint.Hasher, st *store.Memory, session string) error {
+// loadSession records the reads of a --session file as weir run records
+// results: through the engine, so the policy's declassify entries apply.
+func loadSession(pol *policy.Policy, file string, h *fingerprint.Hasher, st *store.Memory, session string) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -279,11 +281,11 @@ func loadSession(file string, h *fingerprint.Hasher, st *store.Memory, session s
 			l |= lb
 		}
 		raw, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": r.Text}}})
-		o, err := engine.Observe(h, engine.Result{Server: server, Tool: tool, Labels: l, Raw: raw, At: int64(i)})
-		if err != nil {
-			return err
+		d := engine.Decide(engine.Inputs{Policy: pol, Hasher: h}, engine.Result{Server: server, Tool: tool, Labels: l, Raw: raw, At: int64(i)})
+		if d.Rule == engine.RuleProtocol {
+			return fmt.Errorf("%s: read %d: %s", file, i, d.Reason)
 		}
-		if o != nil {
+		for _, o := range d.Delta.Observations {
 			if _, err := st.Append(context.Background(), session, o); err != nil {
 				return err
 			}

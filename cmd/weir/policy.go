@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,9 +26,10 @@ arguments, rate-limits and takes CEL predicates. Presets are built in
 		Example: `  weir policy show strict
   weir policy check ./policy.yaml
   weir policy check ./policy.yaml --tool mail:send_email --args '{"to":"x@evil.example"}'
-  weir policy schema > policy.schema.json`,
+  weir policy schema > policy.schema.json
+  weir policy schemas`,
 	}
-	cmd.AddCommand(newPolicyShowCmd(), newPolicySchemaCmd(), newPolicyCheckCmd())
+	cmd.AddCommand(newPolicyShowCmd(), newPolicySchemaCmd(), newPolicySchemasCmd(), newPolicyCheckCmd())
 	return cmd
 }
 
@@ -65,6 +67,67 @@ your editor's YAML language server at it to get completion and checks:
 			return err
 		},
 	}
+}
+
+func newPolicySchemasCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "schemas [NAME] [--json]",
+		Short: "List the named schemas a tools entry can declassify results by",
+		Long: `A tools entry's declassify lets results that validate against a schema
+enter the session without a label (untrusted by default):
+
+  tools:
+    - match: "shop:get_price"
+      labels: [untrusted]
+      declassify: {schema: currency_amount}
+
+Schemas lists the named schemas; with a NAME it prints that schema as JSON.
+A schema written inline must admit no free text: every string bounded by
+enum or const, a format (date, date-time, time, email, uuid, ipv4, ipv6, or
+uri with hosts), or a pattern with a maxLength of at most 64.`,
+		Example: `  weir policy schemas
+  weir policy schemas currency_amount
+  weir policy schemas --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			type named struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Schema      json.RawMessage `json:"schema"`
+			}
+			var list []named
+			for _, s := range policyfile.Schemas() {
+				if len(args) == 0 || args[0] == s.Name {
+					list = append(list, named{s.Name, s.Description, s.JSON})
+				}
+			}
+			w := cmd.OutOrStdout()
+			switch {
+			case len(list) == 0:
+				var names []string
+				for _, s := range policyfile.Schemas() {
+					names = append(names, s.Name)
+				}
+				return &exitError{code: 2, err: fmt.Errorf("no schema named %q; the named schemas are %s", args[0], strings.Join(names, ", "))}
+			case asJSON:
+				writeJSON(w, list)
+			case len(args) == 1:
+				writeJSON(w, list[0].Schema)
+			default:
+				width := 0
+				for _, s := range list {
+					width = max(width, len(s.Name))
+				}
+				for _, s := range list {
+					fmt.Fprintf(w, "%-*s  %s\n", width, s.Name, s.Description)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the names, descriptions and schemas as JSON")
+	return cmd
 }
 
 func newInitCmd() *cobra.Command {

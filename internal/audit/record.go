@@ -44,6 +44,12 @@ type Record struct {
 	AnsweredBy string `json:"answered_by,omitempty"`
 	LatencyMS  *int64 `json:"latency_ms,omitempty"`
 	Prompts    int    `json:"prompts,omitempty"`
+	// Declassify, on a result of a tool with a declassify entry, says
+	// whether it validated against the schema and which labels it entered
+	// the session without ("declassified by schema amount: entered without
+	// untrusted"), or where it failed ("not declassified by schema amount:
+	// structuredContent: $.price fails type").
+	Declassify string `json:"declassify,omitempty"`
 	Prev       string `json:"prev"` // Hash of the previous record; 64 zeros for the first
 	Hash       string `json:"hash"` // hex SHA-256 of this record's canonical encoding with Hash ""
 }

@@ -75,6 +75,9 @@ type Decision struct {
 	Texts []FieldText
 	// Tools are the verdicts on the tools of a [List], in list order.
 	Tools []ToolVerdict
+	// Declassify, for a [Result] of a tool with a declassify entry, says
+	// whether it validated and which labels it entered without.
+	Declassify *Declassification
 
 	// Delta is what the decision adds to the state the store keeps.
 	Delta Delta

@@ -73,8 +73,13 @@ func decideResult(in Inputs, r Result) Decision {
 	if rd.resultType == "input_required" {
 		return d // not a result yet: the client will call again
 	}
-	if r.Labels.Any(flow.Legs) {
-		d.Delta.Observations = []*flow.Observation{observeText(in.Hasher, r, r.Labels, rd.text)}
+	labels := r.Labels
+	if dc := in.Policy.DeclassifyFor(r.Server, r.Tool); dc != nil && labels.Any(dc.Drop) {
+		d.Declassify = declassify(dc, rd)
+		labels &^= d.Declassify.Dropped
+	}
+	if labels.Any(flow.Legs) {
+		d.Delta.Observations = []*flow.Observation{observeText(in.Hasher, r, labels, rd.text)}
 	}
 	var (
 		edits          []edit
@@ -126,10 +131,13 @@ func decideScanned(in Inputs, s Scanned) Decision {
 	if detect.Max(s.Findings) < detect.Medium {
 		return d
 	}
-	raised := s.Labels | flow.Untrusted
+	// A declassified result entered without some labels; findings raise
+	// it from there, so an instruction in one is untrusted after all.
+	held := s.Arrival.ResultLabels(s.Labels)
+	raised := held | flow.Untrusted
 	reason := "findings: " + strings.Join(detectorIDs(s.Findings, detect.Low), ", ") + "; the result is treated as untrusted"
 	d.add(Finding{DetectorRule(s.Findings[0].Detector), flow.Warn, reason})
-	if raised != s.Labels {
+	if raised != held {
 		rd, err := readResult(s.Raw, true)
 		if err == nil {
 			d.Delta.Observations = []*flow.Observation{observeText(in.Hasher, s.Result, raised, rd.text)}
@@ -176,6 +184,12 @@ func observeText(h *fingerprint.Hasher, r Result, labels flow.Labels, text strin
 // readResult is one strict reading of a tools/call result.
 type resultReading struct {
 	resultType string
+	isError    bool
+	// structured is the structuredContent member, when there is one.
+	structured []byte
+	// nonText counts the content items that are not plain text (images,
+	// audio, resources, links).
+	nonText int
 	// texts are the texts a model reads in the content, with the byte
 	// span of each one's JSON string in the result.
 	texts []spanText
@@ -227,6 +241,10 @@ func readResult(raw json.RawMessage, wantText bool) (resultReading, error) {
 			if len(v) > 0 && v[0] == '"' {
 				rd.resultType, _ = jsonrpc.Unquote(v)
 			}
+		case "isError":
+			rd.isError = string(v) == "true"
+		case "structuredContent":
+			rd.structured = v
 		case "content":
 			if len(v) > 0 && v[0] == '[' {
 				rd.contentEnd = offset(raw, v) + len(v) - 1
@@ -254,6 +272,7 @@ func readResult(raw json.RawMessage, wantText bool) (resultReading, error) {
 // item reads one content item: its type and the text a model reads in it.
 func (rd *resultReading) item(raw []byte, i int, item []byte) error {
 	if len(item) == 0 || item[0] != '{' {
+		rd.nonText++
 		return nil
 	}
 	var typ string
@@ -280,6 +299,9 @@ func (rd *resultReading) item(raw []byte, i int, item []byte) error {
 	})
 	if err != nil {
 		return fmt.Errorf("content[%d]: %w", i, err)
+	}
+	if typ != "text" {
+		rd.nonText++
 	}
 	field := "result.content[" + strconv.Itoa(i) + "]"
 	add := func(field string, v []byte) error {

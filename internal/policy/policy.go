@@ -145,8 +145,11 @@ type FlowRule struct {
 type ToolEntry struct {
 	Match  Glob
 	Labels flow.Labels
-	Line   int    // where it was written (in Source)
-	Source string // the file or preset the entry came from
+	// Declassify, when not nil, lets results that validate against a
+	// schema without free text enter the session without some labels.
+	Declassify *Declassify
+	Line       int    // where it was written (in Source)
+	Source     string // the file or preset the entry came from
 }
 
 // ToolLabels returns the union of the labels of every `tools:` entry that

@@ -252,7 +252,7 @@ func (r *Relay) onResult(ctx context.Context, p *pending, result []byte, line []
 // nothing to how it is treated.
 func (r *Relay) scanResult(ctx context.Context, in engine.Inputs, res engine.Result, arrival engine.Decision) {
 	var findings []detect.Finding
-	if !res.Labels.Has(flow.Untrusted) {
+	if !arrival.ResultLabels(res.Labels).Has(flow.Untrusted) {
 		for _, t := range arrival.Texts {
 			findings = append(findings, detect.ScanText(t.Field, t.Text)...)
 		}
@@ -262,15 +262,18 @@ func (r *Relay) scanResult(ctx context.Context, in engine.Inputs, res engine.Res
 	if err != nil {
 		r.log.Error("recording an injection-bearing result as untrusted failed", "tool", res.Tool, "err", err)
 	}
-	if len(arrival.Delta.Observations) == 0 && d.Verdict == flow.Allow && err == nil {
+	if len(arrival.Delta.Observations) == 0 && d.Verdict == flow.Allow && err == nil && arrival.Declassify == nil {
 		return // nothing to record
 	}
-	labels := res.Labels
+	labels := arrival.ResultLabels(res.Labels)
 	for _, o := range d.Delta.Observations {
 		labels |= o.Labels
 	}
 	rec := &audit.Record{Event: "result", Method: "tools/call", Tool: res.Tool, Labels: labels.Names(),
 		Verdict: d.Verdict.String(), Enforced: true, Rule: string(d.Rule), Reason: d.Reason}
+	if arrival.Declassify != nil {
+		rec.Declassify = arrival.Declassify.String()
+	}
 	for _, o := range arrival.Delta.Observations {
 		rec.Prints += len(o.Prints) + len(o.Digests)
 	}

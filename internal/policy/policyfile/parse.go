@@ -228,15 +228,16 @@ type level struct {
 }
 
 var (
-	topLevel   = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "config", "tools", "rules"}}
-	flowLevel  = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "tainted_args", "min_matches", "allow_flows"}}
-	toolLevel  = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels"}}
-	ruleLevel  = &level{where: `in a "rules:" entry`, keys: []string{"id", "match", "args", "when", "rate_limit", "action", "because"}}
-	argLevel   = &level{where: `in an argument's constraints, under "args:"`, keys: []string{"within", "deny", "allow", "one_of", "hosts", "max_length", "min", "max"}}
-	hostsLevel = &level{where: `under "hosts:"`, keys: []string{"allow", "deny"}}
-	apprLevel  = &level{where: `under "approval:"`, keys: []string{"timeout", "ttl"}}
+	topLevel        = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "config", "tools", "rules"}}
+	flowLevel       = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "tainted_args", "min_matches", "allow_flows"}}
+	toolLevel       = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels", "declassify"}}
+	declassifyLevel = &level{where: `under "declassify:"`, keys: []string{"schema", "as"}}
+	ruleLevel       = &level{where: `in a "rules:" entry`, keys: []string{"id", "match", "args", "when", "rate_limit", "action", "because"}}
+	argLevel        = &level{where: `in an argument's constraints, under "args:"`, keys: []string{"within", "deny", "allow", "one_of", "hosts", "max_length", "min", "max"}}
+	hostsLevel      = &level{where: `under "hosts:"`, keys: []string{"allow", "deny"}}
+	apprLevel       = &level{where: `under "approval:"`, keys: []string{"timeout", "ttl"}}
 
-	levels = []*level{topLevel, flowLevel, apprLevel, toolLevel, ruleLevel, argLevel, hostsLevel}
+	levels = []*level{topLevel, flowLevel, apprLevel, toolLevel, declassifyLevel, ruleLevel, argLevel, hostsLevel}
 )
 
 const (
@@ -845,6 +846,9 @@ func (d *decoder) tool(path string, n *yaml.Node) {
 		ok = d.labels(joinKey(path, "labels"), e, &te) && ok
 	} else if !typos["labels"] {
 		d.errAt(n, path, `missing "labels"; list the labels these tools carry, e.g. labels: [private], or labels: [] for none`)
+	}
+	if e, found := m["declassify"]; found {
+		ok = d.declassify(joinKey(path, "declassify"), e, &te) && ok
 	}
 	if ok {
 		d.l.tools = append(d.l.tools, te)
