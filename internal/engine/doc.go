@@ -25,7 +25,9 @@
 //   - [Result], a tools/call result as it arrives (result.go): read
 //     strictly, cleaned (hidden text surfaced in a note, invisible
 //     characters stripped, secrets redacted), fingerprinted into an
-//     observation of its tool's labels.
+//     observation of its tool's labels — less the labels a declassify
+//     entry drops when everything the model reads validates against its
+//     schema (declassify.go).
 //   - [Scanned], the same result once the injection detectors have read
 //     it: a result that tries to steer the model is observed again as
 //     untrusted, and its verdict raised.

@@ -24,7 +24,7 @@
 //     "FROM -> TO" flows;
 //   - config: named values that rules' predicates compare against;
 //   - tools: labels (private, untrusted, sink) for the tools a pattern
-//     matches;
+//     matches, and optionally a declassify schema for their results;
 //   - rules: argument constraints, CEL predicates and rate limits for the
 //     tools a pattern matches.
 //
@@ -67,6 +67,19 @@
 // any server; * is any run of characters, ? one character, \ escapes. An
 // allow_flows rule "FROM -> TO" is two such patterns; [Policy.FlowAllowed]
 // takes the source and the sink as "server/tool".
+//
+// # Declassify
+//
+// A `tools:` entry may carry `declassify: {schema: NAME | {inline JSON
+// Schema}, as: [labels]}` ([Declassify]): a result of its tools that
+// validates enters the session without the labels in as (untrusted unless
+// written), so a price or a date does not make every later sink call an
+// integrity risk. The loader (policyfile) accepts only schemas that admit
+// no free text — every string bounded by enum/const, a format, or a
+// pattern with a maxLength of at most 64; objects closed or bounded in
+// size and names; arrays bounded by maxItems — and names the path inside
+// the schema that breaks the rule. [Policy.DeclassifyFor] finds the first
+// matching entry with one; the engine decides what validates.
 //
 // # Rules
 //
