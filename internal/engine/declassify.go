@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/policy"
@@ -83,6 +85,9 @@ func declassify(dc *policy.Declassify, rd resultReading) *Declassification {
 		}
 	}
 	for _, t := range rd.texts {
+		if rd.structured != nil && strings.TrimSpace(t.text) == string(bytes.TrimSpace(rd.structured)) {
+			continue // the structured content as text, the usual case: validated once
+		}
 		var v any = t.text
 		if j, err := policy.DecodeInstance([]byte(t.text)); err == nil {
 			v = j

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/message"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/jsonrpc"
 )
 
 // Declassify is a `tools:` entry's declassify: a result of the entry's
@@ -168,72 +169,93 @@ func isIndex(k string) bool {
 // DecodeInstance reads a JSON value for [Declassify.Check], strictly: a
 // member repeated in an object, anywhere, is an error (two readers could
 // take different copies, and the model reads both), as are trailing data,
-// nesting deeper than 32 and more than [MaxDeclassifyBytes].
+// nesting deeper than 32 and more than [MaxDeclassifyBytes]. Numbers are
+// float64 (json.Number beyond its range).
 func DecodeInstance(data []byte) (any, error) {
 	if len(data) > MaxDeclassifyBytes {
 		return nil, fmt.Errorf("larger than %d bytes", MaxDeclassifyBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
+	if !jsonrpc.Valid(data) {
+		return nil, errors.New("not JSON")
+	}
+	// One pass over the tokens; stack holds the open containers and, for
+	// objects, the name whose value comes next.
+	type open struct {
+		obj  map[string]any
+		arr  []any
+		name string
+	}
+	var (
+		stack []open
+		root  any
+	)
+	put := func(v any) error {
+		if len(stack) == 0 {
+			root = v
+			return nil
+		}
+		top := &stack[len(stack)-1]
+		if top.obj == nil {
+			top.arr = append(top.arr, v)
+			return nil
+		}
+		if _, dup := top.obj[top.name]; dup {
+			return errors.New("a member is repeated")
+		}
+		top.obj[top.name] = v
+		return nil
+	}
+	err := jsonrpc.Walk(data, func(tok jsonrpc.Token, text string, raw []byte) error {
+		switch tok {
+		case jsonrpc.ObjectStart, jsonrpc.ArrayStart:
+			if len(stack) >= maxDeclassifyDepth {
+				return fmt.Errorf("nested deeper than %d", maxDeclassifyDepth)
+			}
+			o := open{arr: []any{}}
+			if tok == jsonrpc.ObjectStart {
+				o = open{obj: map[string]any{}}
+			}
+			stack = append(stack, o)
+		case jsonrpc.ObjectEnd, jsonrpc.ArrayEnd:
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			var v any = top.arr
+			if top.obj != nil {
+				v = top.obj
+			}
+			return put(v)
+		case jsonrpc.Key:
+			stack[len(stack)-1].name = text
+		case jsonrpc.Scalar:
+			return put(scalar(raw))
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON value")
-	}
-	return v, nil
+	return root, nil
 }
 
-func decodeValue(dec *json.Decoder, depth int) (any, error) {
-	if depth > maxDeclassifyDepth {
-		return nil, fmt.Errorf("nested deeper than %d", maxDeclassifyDepth)
+// scalar is one JSON scalar as the validator reads it.
+func scalar(raw []byte) any {
+	switch raw[0] {
+	case '"':
+		s, _ := jsonrpc.Unquote(raw)
+		return s
+	case 't':
+		return true
+	case 'f':
+		return false
+	case 'n':
+		return nil
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, errors.New("not JSON")
+	// float64 where it is exact enough to validate: the validator reads
+	// it far faster than a json.Number, which it parses as a big.Rat.
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		return f
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			obj := map[string]any{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, errors.New("not JSON")
-				}
-				k, _ := kt.(string)
-				if _, dup := obj[k]; dup {
-					return nil, errors.New("a member is repeated")
-				}
-				if obj[k], err = decodeValue(dec, depth+1); err != nil {
-					return nil, err
-				}
-			}
-			return obj, closing(dec)
-		case '[':
-			arr := []any{}
-			for dec.More() {
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
-			}
-			return arr, closing(dec)
-		}
-		return nil, errors.New("not JSON")
-	default:
-		return t, nil
-	}
-}
-
-func closing(dec *json.Decoder) error {
-	if _, err := dec.Token(); err != nil {
-		return errors.New("not JSON")
-	}
-	return nil
+	return json.Number(raw)
 }
 
 // hostsVocabulary enforces the hosts keyword.
