@@ -36,6 +36,33 @@ type Call struct {
 	// NoID marks a tools/call sent as a notification (no id, or id null):
 	// it could not be answered, so it is refused whatever it asks.
 	NoID bool
+	// Digest, when not nil, is the arguments' digest ([DigestArgs]): the
+	// flow checks read it instead of Args. A replay sets it from a record
+	// (with Args nil); a caller that has one saves the work.
+	Digest *ArgDigest
+}
+
+// digest returns the call's argument digest, computing it from Args the
+// first time.
+func (c *Call) digest(h *fingerprint.Hasher) *ArgDigest {
+	if c.Digest == nil {
+		c.Digest = DigestArgs(h, c.Args)
+	}
+	return c.Digest
+}
+
+func (c *Call) namesPath() bool {
+	if c.Args == nil && c.Digest != nil {
+		return c.Digest.NamesPath
+	}
+	return namesPath(c.Args)
+}
+
+func (c *Call) namesDestination() bool {
+	if c.Args == nil && c.Digest != nil {
+		return c.Digest.NamesDestination
+	}
+	return namesDestination(c.Args)
 }
 
 // Name is the call's tool as "server/tool", the form used for sources.
@@ -74,7 +101,7 @@ func decideCall(in Inputs, c Call) Decision {
 	// account to send anything to (saving an edited file where it was read
 	// from). A sink with neither sends somewhere Weir cannot see, so it is
 	// judged like any other.
-	writeback := !sink || namesPath(c.Args) && !namesDestination(c.Args)
+	writeback := !sink || c.namesPath() && !c.namesDestination()
 	counted := make([]bool, len(s.Sources))
 	exempt := make([]bool, len(s.Sources))
 	var privSrc, untrustedSrc, foreignPriv []string
@@ -112,7 +139,7 @@ func decideCall(in Inputs, c Call) Decision {
 		sink && len(untrustedSrc) > 0 && (p.Flow.Integrity == flow.Escalate || p.Flow.Trifecta == flow.Escalate)
 	if needAttribution && (len(privSrc) > 0 || len(untrustedSrc) > 0) {
 		var err error
-		if m, err = attribute(h, s, counted, exempt, p.Flow.MinMatches, c.Args); err != nil {
+		if m, err = attribute(s, counted, exempt, p.Flow.MinMatches, c.digest(h)); err != nil {
 			d.add(Finding{RuleBadArguments, flow.Block,
 				fmt.Sprintf("Weir could not read the arguments of %s (%v), so it cannot tell what they carry", name, err)})
 		}
@@ -158,6 +185,7 @@ func decideCall(in Inputs, c Call) Decision {
 		d.fireRules(p, s, c, rules, &m)
 	}
 	d.finish()
+	d.Digest = c.Digest
 	switch d.Rule {
 	case RuleExfiltration:
 		d.Sources, d.Paths, d.Via = m.sources, m.paths, m.via
@@ -188,7 +216,7 @@ func (d *Decision) fireRules(p *policy.Policy, s *flow.Session, c Call, rules []
 		vars.Legs = s.Legs.Names()
 		vars.Sources = sourceNames(s)
 		vars.Provenance = m.provenanceLabels(s)
-		if m.leaves != nil {
+		if m.read {
 			vars.RecipientDomains, vars.URLHosts = m.domains, m.hosts
 		} else {
 			vars.RecipientDomains, vars.URLHosts = addressees(c.Args)
@@ -226,7 +254,7 @@ func argsMap(raw json.RawMessage) (map[string]any, error) {
 // addressees returns the domains of the e-mail addresses and the hosts of
 // the URLs in the arguments, canonical, sorted and unique.
 func addressees(raw json.RawMessage) (domains, hosts []string) {
-	var a attribution
+	var a ArgDigest
 	leaves, _ := stringLeaves(raw)
 	for _, l := range leaves {
 		fingerprint.Identifiers(l.value, a.addressee)
@@ -235,7 +263,7 @@ func addressees(raw json.RawMessage) (domains, hosts []string) {
 }
 
 // addressee notes the domain of an e-mail address or the host of a URL.
-func (a *attribution) addressee(kind fingerprint.IdentKind, canon string) {
+func (a *ArgDigest) addressee(kind fingerprint.IdentKind, canon string) {
 	var h string
 	switch kind {
 	case fingerprint.IdentEmail:
@@ -441,9 +469,9 @@ type attribution struct {
 	// pathHits.control): what tainted_args acts on.
 	control map[string][]int32
 
-	// leaves are the arguments' strings, as attribution read them; when it
-	// did, domains and hosts are the e-mail domains and URL hosts in them.
-	leaves         []leaf
+	// read reports that attribution read the arguments themselves; then
+	// domains and hosts are the e-mail domains and URL hosts in them.
+	read           bool
 	domains, hosts []string
 }
 
@@ -459,23 +487,22 @@ type pathHits struct {
 }
 
 // attribute looks for the fingerprints, secret digests and identifiers of
-// counted sources in every decoded view of every string in the arguments,
-// and across the boundaries between consecutive strings (text split across
-// fields).
-func attribute(h *fingerprint.Hasher, s *flow.Session, counted, exempt []bool, minMatches int, args json.RawMessage) (attribution, error) {
+// counted sources in every view of a call's arguments, as their digest
+// holds them: every decoded view of every string, and the boundaries
+// between consecutive strings (text split across fields).
+func attribute(s *flow.Session, counted, exempt []bool, minMatches int, dg *ArgDigest) (attribution, error) {
 	var res attribution
-	leaves, err := stringLeaves(args)
-	if err != nil {
-		return res, err
+	if dg.Err != "" {
+		return res, errors.New(dg.Err)
 	}
-	res.leaves = leaves
+	res.read = dg.read
+	res.domains, res.hosts = dg.domains, dg.hosts
 	privPrints := make(map[uint64]bool)
 	privDigests := make(map[uint64]bool)
 	privSrcs := make(map[int32]bool)
 	privPaths := make(map[string]bool)
 	vias := make(map[string]bool)
 	byPath := make(map[string]*pathHits)
-	var prints []uint64
 	var scratch []int32
 
 	hitsFor := func(path string) *pathHits {
@@ -487,18 +514,17 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted, exempt []bool, m
 		return ph
 	}
 
-	// scan looks for evidence in one view of one argument. payload is false
-	// for an argument that is only an address (see isAddress): what it
-	// matches tells where it came from, but it carries no data out.
-	scan := func(path, text string, via []fingerprint.Encoding, exact, payload bool) {
+	// scan looks for evidence in one view of one argument. A view that is
+	// not a payload (an argument that is only an address, see isAddress)
+	// tells by what it matches where it came from, but carries no data out.
+	scan := func(v *ViewDigest) {
 		privHit := false
-		ph := hitsFor(path)
+		ph := hitsFor(v.Path)
 		isPrivate := func(i int32) bool {
-			return payload && counted[i] && !exempt[i] && s.Sources[i].Labels.Has(flow.Private)
+			return v.Payload && counted[i] && !exempt[i] && s.Sources[i].Labels.Has(flow.Private)
 		}
-		dominant := func(n int) bool { return 2*n >= len(strings.TrimSpace(text)) }
-		prints = h.Prints(prints[:0], text)
-		for _, p := range prints {
+		dominant := func(n int) bool { return 2*n >= v.Len }
+		for _, p := range v.Prints {
 			if ph.prints[p] {
 				// Counted already; a view that shows it again still tells
 				// how it was hidden.
@@ -521,65 +547,45 @@ func attribute(h *fingerprint.Hasher, s *flow.Session, counted, exempt []bool, m
 				ph.prints[p] = true
 			}
 		}
-		if exact {
-			fingerprint.Tokens(text, func(tok string) {
-				dg := h.Digest(tok)
-				scratch = s.DigestSources(scratch[:0], dg)
-				for _, i := range scratch {
-					if !counted[i] {
-						continue
-					}
+		for _, tok := range v.Tokens {
+			scratch = s.DigestSources(scratch[:0], uint64(tok.D))
+			for _, i := range scratch {
+				if !counted[i] {
+					continue
+				}
+				ph.exact[i] = true
+				if dominant(tok.N) {
+					ph.control[i] = true
+				}
+				if isPrivate(i) {
+					privDigests[uint64(tok.D)], privSrcs[i], privHit = true, true, true
+				}
+			}
+		}
+		for _, id := range v.Idents {
+			scratch = s.IdentSources(scratch[:0], uint64(id.D))
+			for _, i := range scratch {
+				if counted[i] {
 					ph.exact[i] = true
-					if dominant(len(tok)) {
+					if dominant(id.N) {
 						ph.control[i] = true
 					}
-					if isPrivate(i) {
-						privDigests[dg], privSrcs[i], privHit = true, true, true
-					}
 				}
-			})
-			fingerprint.Identifiers(text, func(kind fingerprint.IdentKind, canon string) {
-				if len(via) == 0 && path != "" {
-					res.addressee(kind, canon)
-				}
-				scratch = s.IdentSources(scratch[:0], identDigest(h, kind, canon))
-				for _, i := range scratch {
-					if counted[i] {
-						ph.exact[i] = true
-						if dominant(len(canon)) {
-							ph.control[i] = true
-						}
-					}
-				}
-			})
+			}
 		}
-		if privHit && path != "" {
-			privPaths[path] = true
-			if len(via) > 0 {
-				vias[viaString(via)] = true
+		if privHit && v.Path != "" {
+			privPaths[v.Path] = true
+			if len(v.Via) > 0 {
+				vias[strings.Join(v.Via, " → ")] = true
 			}
 		}
 	}
-	addr := make([]bool, len(leaves))
-	var undecoded []string
-	for i, leaf := range leaves {
-		addr[i] = isAddress(leaf.value)
-		complete := fingerprint.Expand(leaf.value, func(v fingerprint.View) {
-			scan(leaf.path, v.Text, v.Via, true, !addr[i])
-		})
-		if !complete && !addr[i] {
-			undecoded = append(undecoded, leaf.path)
-		}
-		if i > 0 && !addr[i] && !addr[i-1] {
-			// Text split across two fields: only windows that straddle the
-			// boundary are new, so scan just the two edges, joined.
-			scan("", edges(leaves[i-1].value, leaf.value), nil, false, true)
-		}
+	for i := range dg.Views {
+		scan(&dg.Views[i])
 	}
-	if undecoded = uniqueSorted(undecoded); len(undecoded) > 0 {
-		res.undecoded = list(undecoded)
+	if len(dg.Undecoded) > 0 {
+		res.undecoded = list(dg.Undecoded)
 	}
-	res.domains, res.hosts = uniqueSorted(res.domains), uniqueSorted(res.hosts)
 	res.prints, res.digests = len(privPrints), len(privDigests)
 	for i := range privSrcs {
 		res.sources = append(res.sources, s.Sources[i].Tool)
@@ -663,14 +669,6 @@ func edges(a, b string) string {
 		b = b[:edgeBytes]
 	}
 	return a + b
-}
-
-func viaString(via []fingerprint.Encoding) string {
-	parts := make([]string, len(via))
-	for i, e := range via {
-		parts[i] = e.String()
-	}
-	return strings.Join(parts, " → ")
 }
 
 func sortedKeys(m map[string]bool) []string {

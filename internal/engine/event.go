@@ -75,6 +75,9 @@ type Decision struct {
 	Texts []FieldText
 	// Tools are the verdicts on the tools of a [List], in list order.
 	Tools []ToolVerdict
+	// Digest, for a [Call] whose arguments the flow checks read, is their
+	// digest: what a recording keeps so the decision can be made again.
+	Digest *ArgDigest
 	// Declassify, for a [Result] of a tool with a declassify entry, says
 	// whether it validated and which labels it entered without.
 	Declassify *Declassification

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/base64"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -191,4 +192,47 @@ func TestHostsAgree(t *testing.T) {
 	if d := decide(deny, h, &flow.Session{}, Call{Server: "web", Tool: "post", Args: args("url", "https://www.evil.example/")}); d.Verdict != flow.Block {
 		t.Errorf("a deny of evil.example let www.evil.example through: %s", d.Verdict)
 	}
+}
+
+// TestPropertyDigestDecidesAlike: a call decided from its argument digest,
+// written to JSON and read back without the arguments (as a replay reads a
+// recording), gets the decision the arguments themselves get: the engine
+// needs no value at rest to decide again (DESIGN rule 2).
+func TestPropertyDigestDecidesAlike(t *testing.T) {
+	h := hasher(t)
+	pols := make([]*policy.Policy, len(propPolicies))
+	for i, y := range propPolicies {
+		pols[i] = mustPolicy(t, y)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		pol := pols[rapid.IntRange(0, len(pols)-1).Draw(t, "policy")]
+		var reads []read
+		for i := range rapid.IntRange(0, 4).Draw(t, "reads") {
+			_ = i
+			reads = append(reads, drawRead(t, "read"))
+		}
+		c := drawCall(t)
+		s := session(t, h, reads...)
+		live := decide(pol, h, s, c)
+		rec, err := json.Marshal(DigestArgs(h, c.Args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dg ArgDigest
+		if err := json.Unmarshal(rec, &dg); err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{apiKey, "jay@evil.example", "Thursday"} {
+			if strings.Contains(string(rec), secret) {
+				t.Fatalf("the digest holds %q", secret)
+			}
+		}
+		replayed := c
+		replayed.Args, replayed.Digest = nil, &dg
+		again := decide(pol, h, s, replayed)
+		live.Digest, again.Digest = nil, nil
+		if !reflect.DeepEqual(live, again) {
+			t.Fatalf("decided from the arguments:\n  %+v\nfrom the digest:\n  %+v", live, again)
+		}
+	})
 }
