@@ -54,8 +54,8 @@ type ViewDigest struct {
 	Payload bool `json:"payload,omitempty"`
 	// Len is the view's length without surrounding space, which says
 	// whether a token or identifier makes up most of it.
-	Len    int    `json:"len"`
-	Prints Hashes `json:"prints,omitempty"`
+	Len    int     `json:"len"`
+	Prints Hashes  `json:"prints,omitempty"`
 	Tokens []Sized `json:"tokens,omitempty"`
 	Idents []Sized `json:"idents,omitempty"`
 }
