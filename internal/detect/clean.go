@@ -124,12 +124,12 @@ func cleanText(s string) string {
 			i = j
 			continue
 		case isVS(r):
-			j, n := vsRun(s, i)
-			if n == 1 {
-				b.WriteString(s[i:j])
+			j, sel := vsRunStripped(s, i)
+			if len(sel) == size {
+				b.WriteString(sel)
 				prev = r
 			} else {
-				bs := vsBytes(s[i:j])
+				bs := vsBytes(sel)
 				if printableUTF8(bs) {
 					b.WriteString("⟦hidden bytes: ")
 					b.WriteString(escapeForBrackets(string(bs)))
@@ -162,6 +162,28 @@ func cleanText(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// vsRunStripped returns the end of the run of variation selectors starting
+// at s[i], and the selectors in it. Characters Clean strips (zero-width
+// and bidi controls) may sit between them: the run is what remains once
+// they are gone, so that cleaning the result again finds nothing new.
+func vsRunStripped(s string, i int) (end int, selectors string) {
+	var sel strings.Builder
+	for j := i; j < len(s); {
+		r, sz := utf8.DecodeRuneInString(s[j:])
+		switch {
+		case isVS(r):
+			sel.WriteString(s[j : j+sz])
+			j += sz
+			end = j
+		case isZeroWidth(r), isBidiControl(r):
+			j += sz
+		default:
+			return end, sel.String()
+		}
+	}
+	return end, sel.String()
 }
 
 // escapeForBrackets keeps decoded bytes from closing the rendering early or

@@ -294,6 +294,9 @@ func TestClean(t *testing.T) {
 		{"x\uFE00\uFE01h", "x⟦2 hidden bytes⟧h"},
 		{"x" + vsEncode("hi there") + "!", "x⟦hidden bytes: hi there⟧!"},
 		{"emoji \u2764\uFE0F", "emoji \u2764\uFE0F"},
+		{"\uFE0F\u200b\uFE0F", "⟦2 hidden bytes⟧"},                       // a stripped character does not split a run
+		{"x\uFE00\u200d\u202e\uFE01h", "x⟦2 hidden bytes⟧h"},             // nor do a joiner and a bidi control
+		{"\u2764\uFE0F\u200d\U0001F525", "\u2764\uFE0F\u200d\U0001F525"}, // a joiner after one selector stays
 		{"bad \xff byte", "bad \uFFFD byte"},
 	} {
 		got := Clean(c.in)
