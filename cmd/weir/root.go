@@ -31,7 +31,7 @@ $WEIR_HOME (default ~/.weir).`,
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newDemoCmd(), newRunCmd(), newServeCmd(), newGatewayCmd(), newInitCmd(), newPolicyCmd(), newPinsCmd(), newApprovalsCmd(), newApproveCmd(), newDenyCmd(), newAuditCmd(), newVersionCmd(), newDemoServerCmd(), newClientsCmd(), newScanCmd(), newWrapCmd(), newUnwrapCmd())
+	root.AddCommand(newDemoCmd(), newRunCmd(), newServeCmd(), newGatewayCmd(), newInitCmd(), newPolicyCmd(), newPinsCmd(), newApprovalsCmd(), newApproveCmd(), newDenyCmd(), newAuditCmd(), newReplayCmd(), newLearnCmd(), newVersionCmd(), newDemoServerCmd(), newClientsCmd(), newScanCmd(), newWrapCmd(), newUnwrapCmd())
 	return root
 }
 

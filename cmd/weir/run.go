@@ -221,6 +221,7 @@ func (e *env) relay(f runFlags, log *slog.Logger, command, pkg string) *relay.Re
 		Hasher:         e.hasher,
 		Store:          e.store,
 		Audit:          e.audit,
+		Recorder:       e.store,
 		Approvals:      e.book,
 		Logger:         log,
 		RequestTimeout: requestTimeout(f.requestTimeout),
@@ -329,6 +330,13 @@ func openEnv(ctx context.Context, policyPath string) (*env, error) {
 		return nil, err
 	}
 	e.book = &approval.Book{Store: e.store, Sealer: sealer}
+	// Recordings are kept for record.retention_days after a session's last
+	// record; every proxy prunes the older ones when it starts.
+	if days := e.policy.Record.RetentionDays; days > 0 {
+		if _, err := e.store.PruneRecords(ctx, time.Now().AddDate(0, 0, -days)); err != nil {
+			slog.Warn("pruning old recordings failed", "err", err)
+		}
+	}
 	return e, nil
 }
 

@@ -40,6 +40,10 @@ type Call struct {
 	// flow checks read it instead of Args. A replay sets it from a record
 	// (with Args nil); a caller that has one saves the work.
 	Digest *ArgDigest
+	// Fired, for a call decided from its Digest alone, are the findings
+	// of the policy's rules: they read argument values, which a recording
+	// does not keep, so a replay supplies them.
+	Fired []Finding
 }
 
 // digest returns the call's argument digest, computing it from Args the
@@ -181,7 +185,15 @@ func decideCall(in Inputs, c Call) Decision {
 				list(untrustedSrc), name)})
 		}
 	}
-	if len(rules) > 0 {
+	switch {
+	case len(rules) == 0:
+	case c.Args == nil && c.Digest != nil:
+		// A replay: without values, the rules' findings are what the
+		// recording (or the replay's own value-free checks) says.
+		for _, f := range c.Fired {
+			d.add(f)
+		}
+	default:
 		d.fireRules(p, s, c, rules, &m)
 	}
 	d.finish()
@@ -342,6 +354,31 @@ var errStopWalk = errors.New("stop")
 
 // pathWords name arguments that say where on the machine a call writes.
 var pathWords = words("path paths file files filename filepath dir directory folder")
+
+// urlWords name arguments that hold a URL.
+var urlWords = words("url urls uri uris link links href endpoint webhook")
+
+// URLArg reports whether an argument is named as a URL ("url",
+// "target_url", "webhookUri"): where learn writes hosts rules.
+func URLArg(name string) bool {
+	for _, w := range splitName(name) {
+		if urlWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// PathArg reports whether an argument is named as a path ("path",
+// "file_path", "targetDir"): what a recording resolves, for learn.
+func PathArg(name string) bool {
+	for _, w := range splitName(name) {
+		if pathWords[w] {
+			return true
+		}
+	}
+	return false
+}
 
 // namesPath reports whether one of a call's arguments is named as a path.
 func namesPath(args json.RawMessage) bool {

@@ -23,6 +23,7 @@ type Deps struct {
 	Hasher         *fingerprint.Hasher
 	Store          relay.Store
 	Audit          relay.Auditor
+	Recorder       relay.Recorder // nil: no recordings
 	Approvals      *approval.Book
 	Logger         *slog.Logger
 	RequestTimeout time.Duration
@@ -115,6 +116,7 @@ func (rs *Relays) relay(name string, s transport.FrontSession, command, pkg stri
 		Hasher:         rs.deps.Hasher,
 		Store:          rs.deps.Store,
 		Audit:          rs.deps.Metrics.Auditor(rs.deps.Audit),
+		Recorder:       rs.deps.Recorder,
 		Approvals:      rs.deps.Approvals,
 		Logger:         rs.deps.Logger.With("server", name),
 		RequestTimeout: rs.deps.RequestTimeout,

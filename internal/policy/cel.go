@@ -345,3 +345,11 @@ func configKeysOf(a *cel.Ast) []ConfigKey {
 	}
 	return keys
 }
+
+// String is the predicate's expression as written ("" for none).
+func (p *Predicate) String() string {
+	if p == nil {
+		return ""
+	}
+	return p.src
+}

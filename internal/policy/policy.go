@@ -80,7 +80,10 @@ type Policy struct {
 	Flow          Flow
 	// Approval bounds how escalations are put to a person.
 	Approval Approval
-	Tools    []ToolEntry
+	// Record says whether sessions are recorded for weir replay and weir
+	// learn, and for how long.
+	Record Record
+	Tools  []ToolEntry
 	// Rules are the argument, predicate and rate-limit rules, the preset's
 	// first, then the file's, each in file order.
 	Rules []Rule
@@ -94,6 +97,9 @@ type Policy struct {
 	// own name).
 	Preset string
 	Source string // file path, or "preset:NAME" for an embedded preset
+	// Text is the policy file as read (nil for a preset on its own): what
+	// a recording keeps, so that replay can build the same policy again.
+	Text []byte
 
 	// celConfig is Config as a CEL value, built once, that every predicate
 	// of the policy reads as `config`.
@@ -131,6 +137,16 @@ type Approval struct {
 	// TTL is how long an out-of-band approval request (weir approve) and
 	// an input_required state stay valid.
 	TTL time.Duration
+}
+
+// Record configures the recordings weir replay and weir learn read.
+type Record struct {
+	// Enabled records every session's decisions (labels, shapes and keyed
+	// hashes, never values).
+	Enabled bool
+	// RetentionDays is how long a session's records are kept after its
+	// last one.
+	RetentionDays int
 }
 
 // FlowRule is one allow_flows entry, "FROM -> TO".

@@ -418,6 +418,10 @@ func (p *Policy) Fire(server, tool string, args map[string]any, vars Vars, resol
 	return fired
 }
 
+// Fired is the rule firing for detail, the violation or "when: EXPR" that
+// made it fire: its action, and its because: as the reason when it has one.
+func (r *Rule) Fired(detail string) Firing { return r.firing(detail) }
+
 func (r *Rule) firing(detail string) Firing {
 	reason := detail
 	if r.Because != "" {

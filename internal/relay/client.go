@@ -17,6 +17,8 @@ import (
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/jsonrpc"
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/recording"
+	"github.com/weir-sec/weir/internal/store"
 )
 
 // clientPump reads the client's messages until its input ends.
@@ -231,8 +233,15 @@ func (r *Relay) refuseCall(ctx context.Context, req *jsonrpc.Request, nullID boo
 	c := engine.Call{Server: r.opts.Server, Tool: params.Name, Labels: r.toolLabels(params.Name), Args: params.Arguments, NoID: true}
 	d := engine.Decide(engine.Inputs{Policy: r.policy.Load(), Hasher: r.opts.Hasher, Session: &flow.Session{}}, c)
 	r.log.Warn("refused a tools/call without an id", "tool", c.Name(), "null_id", nullID)
-	r.record(&audit.Record{Event: "call", Method: "tools/call", Tool: c.Tool, Labels: c.Labels.Labels.Names(),
-		Verdict: flow.Block.String(), Enforced: true, Rule: string(engine.RuleProtocol), Reason: d.Reason}, params.Arguments)
+	pol := r.policy.Load()
+	at := r.now()
+	r.recordWith(&audit.Record{Event: "call", Method: "tools/call", Tool: c.Tool, Labels: c.Labels.Labels.Names(),
+		Verdict: flow.Block.String(), Enforced: true, Rule: string(engine.RuleProtocol), Reason: d.Reason}, params.Arguments,
+		func() (store.Rec, *policy.Policy) {
+			return recording.NewCall(r.opts.Hasher, recording.CallInputs{
+				Session: r.opts.Session, Server: r.opts.Server, At: at, Policy: pol, Call: c, Decision: d,
+			}), pol
+		})
 	r.flushAudit()
 }
 
@@ -243,7 +252,7 @@ func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage
 	c := engine.Call{Server: r.opts.Server, Tool: p.tool, Labels: p.labels, Args: args}
 	r.withheldTool(ctx, &c)
 	start := time.Now()
-	d, err := r.decide(ctx, pol, c)
+	d, gathered, watermark, err := r.decide(ctx, pol, c)
 	if r.opts.Observe != nil {
 		r.opts.Observe(time.Since(start))
 	}
@@ -257,7 +266,13 @@ func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage
 		Verdict: d.Verdict.String(), Enforced: d.Enforced,
 		Rule: string(d.Rule), Reason: d.Reason, Sources: d.Sources, Prints: d.Matches,
 	}
-	r.record(rec, args)
+	at := r.now()
+	r.recordWith(rec, args, func() (store.Rec, *policy.Policy) {
+		return recording.NewCall(r.opts.Hasher, recording.CallInputs{
+			Session: r.opts.Session, Server: r.opts.Server, At: at, Policy: pol,
+			Call: gathered, Watermark: watermark, Decision: d, Home: r.opts.Home, Cwd: r.opts.Cwd,
+		}), pol
+	})
 	if d.Verdict != flow.Allow {
 		r.log.Info("decision", "tool", c.Name(), "verdict", d.Verdict.String(), "rule", d.Rule, "enforced", d.Enforced)
 	}
@@ -275,7 +290,10 @@ func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage
 
 // decide gathers a call's inputs and runs the engine. A panic in either is
 // an error, not a crash.
-func (r *Relay) decide(ctx context.Context, pol *policy.Policy, c engine.Call) (d engine.Decision, err error) {
+//
+// It returns the call as gathered (resolved paths, rate limits, pins) and
+// the session watermark it was judged at: what a recording keeps.
+func (r *Relay) decide(ctx context.Context, pol *policy.Policy, c engine.Call) (d engine.Decision, gathered engine.Call, watermark int64, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("deciding %s failed inside Weir (%v), so the call was blocked", c.Name(), v)
@@ -289,9 +307,9 @@ func (r *Relay) decide(ctx context.Context, pol *policy.Policy, c engine.Call) (
 	r.mirrorMu.Lock()
 	defer r.mirrorMu.Unlock()
 	if err := r.gather.Call(ctx, pol, &c, &r.mirror); err != nil {
-		return d, err
+		return d, c, r.mirror.Watermark, err
 	}
-	return engine.Decide(engine.Inputs{Policy: pol, Hasher: r.opts.Hasher, Session: &r.mirror}, c), nil
+	return engine.Decide(engine.Inputs{Policy: pol, Hasher: r.opts.Hasher, Session: &r.mirror}, c), c, r.mirror.Watermark, nil
 }
 
 // replyResult answers a tools/call with an isError tool result.

@@ -19,6 +19,7 @@ import (
 	"github.com/weir-sec/weir/internal/jsonrpc"
 	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/recording"
 	"github.com/weir-sec/weir/internal/store"
 )
 
@@ -34,6 +35,15 @@ var (
 	_ Store = (*store.SQLite)(nil)
 	_ Store = (*store.Memory)(nil)
 )
+
+// Recorder keeps what weir replay and weir learn read: a record per
+// decision, and the texts of the policies they were made under.
+type Recorder interface {
+	AppendRecords(ctx context.Context, recs []store.Rec) error
+	PutPolicy(ctx context.Context, hash, source string, text []byte, at time.Time) error
+}
+
+var _ Recorder = (*store.SQLite)(nil)
 
 // Auditor records decisions, in order, several at a time.
 type Auditor interface {
@@ -72,6 +82,9 @@ type Options struct {
 	Store     Store
 	// Audit receives a record per decision; nil disables auditing.
 	Audit Auditor
+	// Recorder, when not nil, keeps each decision's recording for weir
+	// replay and weir learn (while the policy's record.enabled is true).
+	Recorder Recorder
 	// Approvals is the book of approval requests an escalation consults
 	// and records; nil makes every escalation a block.
 	Approvals *approval.Book
@@ -132,6 +145,9 @@ type Relay struct {
 
 	// Audit records wait in a buffer that the audit goroutine empties a
 	// batch at a time; it is woken once per batch, not once per record.
+	// recordedPolicies are the hashes of the policies this relay has
+	// stored for its recordings; guarded by flushMu.
+	recordedPolicies map[string]bool
 	// flushMu serialises writes, so records reach the log in order.
 	auditMu   sync.Mutex
 	auditBuf  []auditItem
@@ -146,6 +162,10 @@ type Relay struct {
 type auditItem struct {
 	rec  *audit.Record
 	args json.RawMessage
+	// recording, when not nil, makes the decision's recording and says
+	// the policy it was made under; it runs when the batch is written, off
+	// the path of the call.
+	recording func() (store.Rec, *policy.Policy)
 }
 
 // New returns a relay with the given options.
@@ -169,14 +189,15 @@ func New(opts Options) *Relay {
 		opts.Cwd, _ = os.Getwd()
 	}
 	r := &Relay{
-		opts:       opts,
-		log:        opts.Logger,
-		ids:        newIDTable(),
-		catalog:    make(map[string]*catalogEntry),
-		withheld:   make(map[string]string),
-		asks:       make(map[string]*held),
-		holds:      make(map[string]*held),
-		clientGone: make(chan struct{}),
+		opts:             opts,
+		log:              opts.Logger,
+		ids:              newIDTable(),
+		catalog:          make(map[string]*catalogEntry),
+		withheld:         make(map[string]string),
+		recordedPolicies: make(map[string]bool),
+		asks:             make(map[string]*held),
+		holds:            make(map[string]*held),
+		clientGone:       make(chan struct{}),
 		gather: &Gatherer{
 			Store: opts.Store, Session: opts.Session, Server: opts.Server, Identity: opts.Identity, Command: opts.Command,
 			Home: opts.Home, Cwd: opts.Cwd, Now: opts.Now, Cache: NewListCache(),
@@ -266,14 +287,22 @@ func (r *Relay) enforcing() bool { return r.policy.Load().Mode == policy.Enforce
 // none). It never blocks on the log: shaping and writing happen on the
 // audit goroutine, except for a record flushed with flushAudit.
 func (r *Relay) record(rec *audit.Record, args json.RawMessage) {
+	r.recordWith(rec, args, nil)
+}
+
+// recordWith is record with the decision's recording (see auditItem).
+func (r *Relay) recordWith(rec *audit.Record, args json.RawMessage, recording func() (store.Rec, *policy.Policy)) {
 	if r.auditWake == nil {
 		return
 	}
 	rec.Time = audit.FormatTime(r.opts.Now())
 	rec.Session = r.opts.Session
 	rec.Server = r.opts.Server
+	if r.opts.Recorder == nil || !r.policy.Load().Record.Enabled {
+		recording = nil
+	}
 	r.auditMu.Lock()
-	r.auditBuf = append(r.auditBuf, auditItem{rec, args})
+	r.auditBuf = append(r.auditBuf, auditItem{rec, args, recording})
 	first := len(r.auditBuf) == 1
 	r.auditMu.Unlock()
 	if first {
@@ -328,6 +357,35 @@ func (r *Relay) flushAudit() {
 	}
 	if err := r.opts.Audit.AppendAll(batch); err != nil {
 		r.log.Error("audit log write failed; decisions continue", "err", err)
+	}
+	r.writeRecordings(items)
+}
+
+// writeRecordings stores the recordings of a batch. Recording is evidence,
+// not a control: a failure is logged and decisions go on.
+func (r *Relay) writeRecordings(items []auditItem) {
+	var recs []store.Rec
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, it := range items {
+		if it.recording == nil {
+			continue
+		}
+		rec, pol := it.recording()
+		recs = append(recs, rec)
+		if hash := recording.PolicyHash(pol); !r.recordedPolicies[hash] {
+			if err := r.opts.Recorder.PutPolicy(ctx, hash, pol.Source, pol.Text, r.opts.Now()); err != nil {
+				r.log.Warn("recording the policy failed; replay of these decisions will need it", "err", err)
+			} else {
+				r.recordedPolicies[hash] = true
+			}
+		}
+	}
+	if len(recs) == 0 {
+		return
+	}
+	if err := r.opts.Recorder.AppendRecords(ctx, recs); err != nil {
+		r.log.Warn("recording decisions failed; they are in the audit log, not in the recordings", "err", err)
 	}
 }
 

@@ -14,6 +14,9 @@ import (
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/jsonrpc"
 	"github.com/weir-sec/weir/internal/pin"
+	"github.com/weir-sec/weir/internal/policy"
+	"github.com/weir-sec/weir/internal/recording"
+	"github.com/weir-sec/weir/internal/store"
 )
 
 // serverPump reads the server's messages until its output ends.
@@ -281,7 +284,10 @@ func (r *Relay) scanResult(ctx context.Context, in engine.Inputs, res engine.Res
 		rec.Verdict, rec.Rule = "block", string(engine.RuleInternal)
 		rec.Reason = fmt.Sprintf("could not record the result as untrusted: %v", err)
 	}
-	r.record(rec, nil)
+	pol, at := in.Policy, r.now()
+	r.recordWith(rec, nil, func() (store.Rec, *policy.Policy) {
+		return recording.NewResult(r.opts.Session, r.opts.Server, res.Tool, at, labels, &arrival), pol
+	})
 }
 
 // onList decides a tools/list result: every definition is read, pinned
@@ -348,8 +354,19 @@ func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []by
 				Rule: string(f.Rule), Reason: f.Reason}, nil)
 		}
 	}
-	r.record(&audit.Record{Event: "list", Method: "tools/list", Verdict: "allow", Enforced: true,
-		Reason: fmt.Sprintf("%d tools: %d private, %d untrusted, %d sink", len(d.Tools), private, untrusted, sink)}, nil)
+	defs := make([]engine.ToolDef, len(tools))
+	labels := make([]engine.ToolLabels, len(tools))
+	for i, t := range tools {
+		defs[i] = engine.DefOf(t)
+		defs[i].Package = r.opts.Package
+		labels[i] = r.toolLabels(defs[i].Name)
+	}
+	at := r.now()
+	r.recordWith(&audit.Record{Event: "list", Method: "tools/list", Verdict: "allow", Enforced: true,
+		Reason: fmt.Sprintf("%d tools: %d private, %d untrusted, %d sink", len(d.Tools), private, untrusted, sink)}, nil,
+		func() (store.Rec, *policy.Policy) {
+			return recording.NewList(r.opts.Session, r.opts.Server, at, in.Policy, defs, labels), in.Policy
+		})
 	if d.Rewrite != nil {
 		if out, ok := jsonrpc.ReplaceMember(line, "result", d.Rewrite); ok {
 			return out, true

@@ -135,6 +135,27 @@ var migrations = []string{
 	// command is noticed, not trusted anew. rekeyPins (Go) moves rows of
 	// the old name-and-command identities to the new one.
 	`ALTER TABLE pins ADD COLUMN command TEXT NOT NULL DEFAULT '';`,
+
+	// 6: recordings, for weir replay and weir learn: one row per decision
+	// (kind list, call or result) with a value-free JSON body, and the
+	// policy texts the decisions were made under, by hash.
+	`CREATE TABLE records (
+		seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+		session TEXT    NOT NULL,
+		at      INTEGER NOT NULL,
+		kind    TEXT    NOT NULL,
+		server  TEXT    NOT NULL,
+		tool    TEXT    NOT NULL,
+		body    BLOB    NOT NULL
+	);
+	CREATE INDEX records_session_seq ON records (session, seq);
+	CREATE INDEX records_at ON records (at);
+	CREATE TABLE policies (
+		hash   TEXT    PRIMARY KEY,
+		source TEXT    NOT NULL,
+		text   BLOB    NOT NULL,
+		at     INTEGER NOT NULL
+	) WITHOUT ROWID;`,
 }
 
 // goMigrations run, in the migration's transaction, after the SQL of the

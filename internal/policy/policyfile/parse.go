@@ -51,7 +51,9 @@ func Parse(file string, data []byte) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.apply(base, file), nil
+	p := l.apply(base, file)
+	p.Text = data
+	return p, nil
 }
 
 // Load reads and parses a policy file (see [Parse]).
@@ -145,6 +147,8 @@ type layer struct {
 	minMatches    *int
 	apprTimeout   *time.Duration
 	apprTTL       *time.Duration
+	recEnabled    *bool
+	recRetention  *int
 	allowFlows    []policy.FlowRule
 	config        map[string]any
 	tools         []policy.ToolEntry
@@ -177,6 +181,8 @@ func (l *layer) apply(base *policy.Policy, source string) *policy.Policy {
 	set(&p.Flow.MinMatches, l.minMatches)
 	set(&p.Approval.Timeout, l.apprTimeout)
 	set(&p.Approval.TTL, l.apprTTL)
+	set(&p.Record.Enabled, l.recEnabled)
+	set(&p.Record.RetentionDays, l.recRetention)
 	p.Flow.AllowFlows = append(p.Flow.AllowFlows, l.allowFlows...)
 	p.Tools = append(p.Tools, l.tools...)
 	if p.Config == nil {
@@ -213,6 +219,8 @@ func (l *layer) missing() []string {
 		{"flow.min_matches", l.minMatches != nil},
 		{"approval.timeout", l.apprTimeout != nil},
 		{"approval.ttl", l.apprTTL != nil},
+		{"record.enabled", l.recEnabled != nil},
+		{"record.retention_days", l.recRetention != nil},
 	} {
 		if !k.set {
 			out = append(out, k.name)
@@ -228,7 +236,7 @@ type level struct {
 }
 
 var (
-	topLevel        = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "config", "tools", "rules"}}
+	topLevel        = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "record", "config", "tools", "rules"}}
 	flowLevel       = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "tainted_args", "min_matches", "allow_flows"}}
 	toolLevel       = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels", "declassify"}}
 	declassifyLevel = &level{where: `under "declassify:"`, keys: []string{"schema", "as"}}
@@ -236,8 +244,9 @@ var (
 	argLevel        = &level{where: `in an argument's constraints, under "args:"`, keys: []string{"within", "deny", "allow", "one_of", "hosts", "max_length", "min", "max"}}
 	hostsLevel      = &level{where: `under "hosts:"`, keys: []string{"allow", "deny"}}
 	apprLevel       = &level{where: `under "approval:"`, keys: []string{"timeout", "ttl"}}
+	recLevel        = &level{where: `under "record:"`, keys: []string{"enabled", "retention_days"}}
 
-	levels = []*level{topLevel, flowLevel, apprLevel, toolLevel, declassifyLevel, ruleLevel, argLevel, hostsLevel}
+	levels = []*level{topLevel, flowLevel, apprLevel, recLevel, toolLevel, declassifyLevel, ruleLevel, argLevel, hostsLevel}
 )
 
 const (
@@ -551,6 +560,9 @@ func (d *decoder) document(doc *yaml.Node) {
 	if e, ok := m["flow"]; ok {
 		d.flow(e)
 	}
+	if e, ok := m["record"]; ok {
+		d.record(e)
+	}
 	if e, ok := m["approval"]; ok {
 		d.approval(e)
 	}
@@ -701,6 +713,32 @@ func (d *decoder) approval(e entry) {
 		if e, ok := m[a.name]; ok {
 			if dur, ok := d.duration("approval."+a.name, e, a.bounds, a.what); ok {
 				*a.dst = &dur
+			}
+		}
+	}
+}
+
+func (d *decoder) record(e entry) {
+	v := deref(e.v)
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		d.errAt(v, "record", "want a mapping, e.g. {enabled: true, retention_days: 30}, got %s", describe(v))
+		return
+	}
+	m, _ := d.mapping(v, "record", recLevel)
+	if e, ok := m["enabled"]; ok {
+		if b, ok := d.boolean("record.enabled", e.v); ok {
+			d.l.recEnabled = &b
+		}
+	}
+	if e, ok := m["retention_days"]; ok {
+		if n, ok := d.integer("record.retention_days", e.v, "a number of days from 1 to 3650"); ok {
+			if n < 1 || n > 3650 {
+				d.errAt(e.v, "record.retention_days", "%d is out of range; want a number of days from 1 to 3650", n)
+			} else {
+				d.l.recRetention = &n
 			}
 		}
 	}
