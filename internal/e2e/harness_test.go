@@ -98,7 +98,21 @@ type weirEnv struct {
 }
 
 func newWeirEnv(t testing.TB) *weirEnv {
-	return &weirEnv{home: t.TempDir(), session: "test-" + t.Name()}
+	e := &weirEnv{home: t.TempDir(), session: "test-" + t.Name()}
+	// Registered first, so it runs last, once the test's proxies have
+	// exited and written their recordings: every decision any e2e
+	// scenario made is derived again from its recording, exactly.
+	t.Cleanup(func() {
+		if _, err := os.Stat(filepath.Join(e.home, "state.db")); err != nil {
+			return
+		}
+		rep, code := replay(t, e.home)
+		if rep.Counts.Mismatch != 0 || code != 0 {
+			t.Errorf("weir replay of the test's recordings (exit %d): %d of %d calls mismatch: %+v", code, rep.Counts.Mismatch, rep.Calls, rep.Outcomes)
+		}
+		t.Logf("weir replay: %d recorded calls decided again, %d mismatches", rep.Calls, rep.Counts.Mismatch)
+	})
+	return e
 }
 
 func (e *weirEnv) environ(extra ...string) []string {
