@@ -40,12 +40,18 @@
 // the window). Argument values and result text never reach this package
 // (DESIGN rule 2).
 //
+// The records table holds what weir replay and weir learn read (package
+// recording writes the bodies: labels, argument digests and keyed facts,
+// never values), one row per decision, with [SQLite.AppendRecords],
+// [SQLite.Records] and [SQLite.PruneRecords]; the policies table the
+// policy texts they were decided under, by hash.
+//
 // # Schema versions
 //
 // The schema carries its version; opening a store from an older Weir
 // migrates it in place, in one transaction, whichever proxy opens it first
 // (the others wait for it). Version 2 added identifier digests (rows written
-// before have none) and rate-limit events. A store from a newer Weir is
+// before have none) and rate-limit events; version 6 recordings. A store from a newer Weir is
 // refused with an error rather than guessed at, so after an upgrade a proxy
 // of the old Weir that is still running keeps working, but one started after
 // the migration does not open the store: restart the clients once Weir is
