@@ -244,6 +244,9 @@ func TestReplayCandidateMatchesLive(t *testing.T) {
 func TestLearnReplaysClean(t *testing.T) {
 	b := newBench(t, "version: 1\n")
 	b.session()
+	dir := t.TempDir()
+	b.call("files", "read_file", map[string]any{"path": filepath.Join(dir, "notes.md")})
+	b.call("web", "fetch", map[string]any{"url": "https://docs.example.com/a?q=1"})
 	text, err := Learn(context.Background(), b.st, LearnOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +255,9 @@ func TestLearnReplaysClean(t *testing.T) {
 	if err != nil {
 		t.Fatalf("learned policy does not load: %v\n%s", err, text)
 	}
-	for _, want := range []string{"default_action: deny", `"mail:send_email", labels: [sink]`, `"calc:add", labels: []`, `#   "notes:read_note -> mail:send_email"`, "rate_limit: 3/minute"} {
+	for _, want := range []string{"default_action: deny", `"mail:send_email", labels: [sink]`, `"calc:add", labels: []`,
+		`#   "notes:read_note -> mail:send_email"`, "rate_limit: 3/minute",
+		`path: {within: [` + strconvQuote(dir) + `]}`, `url: {hosts: {allow: ["example.com", "*.example.com"]}}`} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("learned policy lacks %q:\n%s", want, text)
 		}
@@ -261,9 +266,26 @@ func TestLearnReplaysClean(t *testing.T) {
 	if rep.Counts.NewlyBlocked+rep.Counts.NewlyEscalated+rep.Counts.NewlyAllowed != 0 {
 		t.Fatalf("the learned policy changes recorded decisions: %+v", rep)
 	}
-	d := engine.Decide(engine.Inputs{Policy: learned, Hasher: b.h, Session: &flow.Session{}},
-		engine.Call{Server: "files", Tool: "delete_file", Labels: engine.Label(learned, "files", engine.ToolDef{Name: "delete_file"}), Args: json.RawMessage(`{}`)})
-	if d.Verdict != flow.Block || d.Rule != engine.RuleDefaultAction {
-		t.Errorf("an unused tool: %s %s, want blocked by default_action", d.Verdict, d.Rule)
+	live := func(server, tool, args string) engine.Decision {
+		return engine.Decide(engine.Inputs{Policy: learned, Hasher: b.h, Session: &flow.Session{}},
+			engine.Call{Server: server, Tool: tool, Labels: engine.Label(learned, server, engine.ToolDef{Name: tool}), Args: json.RawMessage(args),
+				Resolved: map[string]string{"/etc/passwd": "/etc/passwd"}})
 	}
+	for _, tt := range []struct {
+		server, tool, args string
+		rule               engine.Rule
+	}{
+		{"files", "delete_file", `{}`, engine.RuleDefaultAction},
+		{"files", "read_file", `{"path": "/etc/passwd"}`, engine.PolicyRule("learned-files-read_file")},
+		{"web", "fetch", `{"url": "https://evil.example/x"}`, engine.PolicyRule("learned-web-fetch")},
+	} {
+		if d := live(tt.server, tt.tool, tt.args); d.Verdict != flow.Block || d.Rule != tt.rule {
+			t.Errorf("%s/%s %s under the learned policy: %s %s (%s), want blocked by %s", tt.server, tt.tool, tt.args, d.Verdict, d.Rule, d.Reason, tt.rule)
+		}
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
