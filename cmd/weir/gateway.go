@@ -98,7 +98,7 @@ func runGateway(ctx context.Context, f gatewayFlags) error {
 		return float64(front.Sessions.Load())
 	})
 	relays := gateway.NewRelays(gateway.Deps{
-		Policy: pol, Ask: ask, Hasher: env.hasher, Store: env.store, Audit: env.audit, Recorder: env.store, Approvals: env.book,
+		Policy: pol, Ask: ask, Hasher: env.hasher, Store: env.store, Audit: env.audit, Recorder: env.store, Written: env.store, Approvals: env.book,
 		Logger: log, RequestTimeout: requestTimeout(f.requestTimeout), MaxMessage: f.maxMessage, Metrics: metrics,
 	})
 	gw := gateway.NewGateway(cfg.Servers, relays, version, os.Stderr)

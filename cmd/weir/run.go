@@ -222,6 +222,7 @@ func (e *env) relay(f runFlags, log *slog.Logger, command, pkg string) *relay.Re
 		Store:          e.store,
 		Audit:          e.audit,
 		Recorder:       e.store,
+		Written:        e.store,
 		Approvals:      e.book,
 		Logger:         log,
 		RequestTimeout: requestTimeout(f.requestTimeout),
@@ -335,6 +336,9 @@ func openEnv(ctx context.Context, policyPath string) (*env, error) {
 	if days := e.policy.Record.RetentionDays; days > 0 {
 		if _, err := e.store.PruneRecords(ctx, time.Now().AddDate(0, 0, -days)); err != nil {
 			slog.Warn("pruning old recordings failed", "err", err)
+		}
+		if err := e.store.PruneWritten(ctx, time.Now().AddDate(0, 0, -days)); err != nil {
+			slog.Warn("pruning old written entries failed", "err", err)
 		}
 	}
 	return e, nil

@@ -164,7 +164,7 @@ func serve(ctx context.Context, f serveFlags) error {
 	var front *transport.Front
 	metrics := gateway.NewMetrics(func() float64 { return float64(front.Sessions.Load()) })
 	relays := gateway.NewRelays(gateway.Deps{
-		Policy: pol, Ask: ask, Hasher: env.hasher, Store: env.store, Audit: env.audit, Recorder: env.store, Approvals: env.book,
+		Policy: pol, Ask: ask, Hasher: env.hasher, Store: env.store, Audit: env.audit, Recorder: env.store, Written: env.store, Approvals: env.book,
 		Logger: log, RequestTimeout: requestTimeout(f.requestTimeout), MaxMessage: f.maxMessage, Metrics: metrics,
 	})
 	front = transport.NewFront(transport.FrontOptions{

@@ -92,7 +92,7 @@ func decideCall(in Inputs, c Call) Decision {
 	}
 	sink := c.Labels.Labels.Has(flow.Sink)
 	rules := p.RulesFor(c.Server, c.Tool)
-	if !sink && len(rules) == 0 && (p.Flow.Exfiltration == flow.Allow || !s.Legs.Has(flow.Private)) {
+	if !sink && len(rules) == 0 && !s.Legs.Any(flow.Legs) {
 		d.finish()
 		return d
 	}
@@ -127,7 +127,7 @@ func decideCall(in Inputs, c Call) Decision {
 		}
 	}
 	privSrc, untrustedSrc = uniqueSorted(privSrc), uniqueSorted(untrustedSrc)
-	if !sink && len(rules) == 0 && len(foreignPriv) == 0 {
+	if !sink && len(rules) == 0 && len(foreignPriv) == 0 && len(untrustedSrc) == 0 {
 		d.finish()
 		return d
 	}
@@ -137,6 +137,9 @@ func decideCall(in Inputs, c Call) Decision {
 	var m attribution
 	needAttribution := len(rules) > 0 ||
 		len(foreignPriv) > 0 && p.Flow.Exfiltration != flow.Allow ||
+		// What a tool that is not a sink is given to keep may come back
+		// later: it is attributed, so it keeps its labels (Written).
+		!sink && (len(foreignPriv) > 0 || len(untrustedSrc) > 0) ||
 		len(untrustedSrc) > 0 && p.Flow.TaintedArgs != flow.Allow ||
 		// An escalation needs to know whether an argument was chosen from
 		// untrusted content: such a call is never approved for the session.
@@ -149,6 +152,9 @@ func decideCall(in Inputs, c Call) Decision {
 		}
 	}
 	var tainted, taintSrc []string
+	if !sink {
+		d.Written = written(c, m.provenanceLabels(s))
+	}
 	if !sink && m.digests > 0 {
 		// A secret does not cross servers, even to a tool that keeps data
 		// on this machine: an API key read from one server and written
@@ -210,6 +216,45 @@ func decideCall(in Inputs, c Call) Decision {
 		d.Sources, d.Paths = taintSrc, tainted
 	}
 	return d
+}
+
+// written is what a call to a tool that is not a sink leaves on its
+// server, when its arguments carry private or untrusted data: the
+// fingerprints and secret digests of the arguments as written, under the
+// labels of the sources they came from. A result of that server that
+// carries them later takes those labels back (see readBack).
+func written(c Call, provenance map[string][]string) *flow.Observation {
+	if c.Digest == nil {
+		return nil
+	}
+	var labels flow.Labels
+	for _, names := range provenance {
+		for _, n := range names {
+			if l, err := flow.ParseLabel(n); err == nil {
+				labels |= l
+			}
+		}
+	}
+	if labels&flow.Legs == 0 {
+		return nil
+	}
+	o := &flow.Observation{Tool: c.Server, Labels: labels & flow.Legs}
+	for _, v := range c.Digest.Views {
+		// What is stored is the text as written, of the arguments that
+		// carry tainted data: the rest of the call is the agent's own.
+		if len(v.Via) > 0 || !v.Payload || len(provenance[v.Path]) == 0 {
+			continue
+		}
+		o.Prints = append(o.Prints, v.Prints...)
+		for _, t := range v.Tokens {
+			o.Digests = append(o.Digests, uint64(t.D))
+		}
+	}
+	o.Digests = fingerprint.SortUnique(o.Digests)
+	if len(o.Prints) == 0 && len(o.Digests) == 0 {
+		return nil
+	}
+	return o
 }
 
 // fireRules applies the policy's rules for the call.

@@ -78,6 +78,11 @@ type Decision struct {
 	// Digest, for a [Call] whose arguments the flow checks read, is their
 	// digest: what a recording keeps so the decision can be made again.
 	Digest *ArgDigest
+	// Written, for a call to a tool that is not a sink whose arguments
+	// carry private or untrusted data, is what it leaves on its server
+	// (Tool is the server): the caller keeps it, across sessions, for
+	// [Result].Written.
+	Written *flow.Observation
 	// Declassify, for a [Result] of a tool with a declassify entry, says
 	// whether it validated and which labels it entered without.
 	Declassify *Declassification

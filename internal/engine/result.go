@@ -23,6 +23,10 @@ type Result struct {
 	Raw json.RawMessage
 	// At is when the result was read, in Unix milliseconds.
 	At int64
+	// Written is what calls wrote to this server while their sessions
+	// held private or untrusted data (Decision.Written, kept by the store
+	// across sessions): a result that carries it takes its labels.
+	Written []*flow.Observation
 }
 
 // Scanned is a tool result once the injection detectors have read the
@@ -63,7 +67,7 @@ const redactedText = "[secret redacted by Weir]"
 // what the model sees.
 func decideResult(in Inputs, r Result) Decision {
 	var d Decision
-	rd, err := readResult(r.Raw, r.Labels.Any(flow.Legs))
+	rd, err := readResult(r.Raw, r.Labels.Any(flow.Legs) || len(r.Written) > 0)
 	if err != nil {
 		d.add(Finding{RuleProtocol, flow.Block, fmt.Sprintf(
 			"the result of %s/%s cannot be read unambiguously (%v), so Weir does not relay it", r.Server, r.Tool, err)})
@@ -78,8 +82,24 @@ func decideResult(in Inputs, r Result) Decision {
 		d.Declassify = declassify(dc, rd)
 		labels &^= d.Declassify.Dropped
 	}
+	var obs *flow.Observation
+	if len(r.Written) > 0 {
+		// Text written while tainted stays tainted when it comes back, in
+		// this session or a later one: laundering through a memory or a
+		// notes store does not wash the label off.
+		obs = observeText(in.Hasher, r, labels, rd.text)
+		if back := readBack(obs, r.Written, in.Policy.Flow.MinMatches) &^ labels; back != 0 {
+			labels |= back
+			obs.Labels = labels
+			d.add(Finding{RuleReadBack, flow.Warn, fmt.Sprintf(
+				"the result of %s/%s carries text written to %s while a session held %s data, so it is %s again", r.Server, r.Tool, r.Server, back, back)})
+		}
+	}
 	if labels.Any(flow.Legs) {
-		d.Delta.Observations = []*flow.Observation{observeText(in.Hasher, r, labels, rd.text)}
+		if obs == nil {
+			obs = observeText(in.Hasher, r, labels, rd.text)
+		}
+		d.Delta.Observations = []*flow.Observation{obs}
 	}
 	var (
 		edits          []edit
@@ -145,6 +165,43 @@ func decideScanned(in Inputs, s Scanned) Decision {
 	}
 	d.finish()
 	return d
+}
+
+// readBack returns the labels of the written texts a result's observation
+// carries: min_matches of one's fingerprints, or one of its secrets.
+func readBack(o *flow.Observation, written []*flow.Observation, minMatches int) flow.Labels {
+	prints := make(map[uint64]bool, len(o.Prints))
+	for _, p := range o.Prints {
+		prints[p] = true
+	}
+	var out flow.Labels
+	for _, w := range written {
+		n := 0
+		for _, p := range w.Prints {
+			if prints[p] {
+				n++
+			}
+		}
+		if n >= max(minMatches, 1) || sharesAny(o.Digests, w.Digests) {
+			out |= w.Labels & flow.Legs
+		}
+	}
+	return out
+}
+
+// sharesAny reports whether two sorted hash lists share one.
+func sharesAny(a, b []uint64) bool {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
+			return true
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return false
 }
 
 // Observe turns a result into the observation the session keeps, or nil

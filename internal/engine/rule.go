@@ -41,6 +41,9 @@ const (
 	// RuleHidden: a result hides text from people or carries data in an
 	// image URL; a note says so.
 	RuleHidden Rule = "hygiene.hidden"
+	// RuleReadBack: a result carries text an agent wrote to its server
+	// while holding private or untrusted data, and takes those labels.
+	RuleReadBack Rule = "flow.read_back"
 	// RuleProtocol: a message Weir cannot read unambiguously (a repeated
 	// or case-variant member, a request without a usable id) is refused.
 	RuleProtocol Rule = "protocol"

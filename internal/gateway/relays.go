@@ -23,7 +23,8 @@ type Deps struct {
 	Hasher         *fingerprint.Hasher
 	Store          relay.Store
 	Audit          relay.Auditor
-	Recorder       relay.Recorder // nil: no recordings
+	Recorder       relay.Recorder     // nil: no recordings
+	Written        relay.WrittenStore // nil: reading back does not re-taint
 	Approvals      *approval.Book
 	Logger         *slog.Logger
 	RequestTimeout time.Duration
@@ -117,6 +118,7 @@ func (rs *Relays) relay(name string, s transport.FrontSession, command, pkg stri
 		Store:          rs.deps.Store,
 		Audit:          rs.deps.Metrics.Auditor(rs.deps.Audit),
 		Recorder:       rs.deps.Recorder,
+		Written:        rs.deps.Written,
 		Approvals:      rs.deps.Approvals,
 		Logger:         rs.deps.Logger.With("server", name),
 		RequestTimeout: rs.deps.RequestTimeout,

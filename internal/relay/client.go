@@ -241,7 +241,7 @@ func (r *Relay) refuseCall(ctx context.Context, req *jsonrpc.Request, nullID boo
 			return recording.NewCall(r.opts.Hasher, recording.CallInputs{
 				Session: r.opts.Session, Server: r.opts.Server, At: at, Policy: pol, Call: c, Decision: d,
 			}), pol
-		})
+		}, nil)
 	r.flushAudit()
 }
 
@@ -267,12 +267,18 @@ func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage
 		Rule: string(d.Rule), Reason: d.Reason, Sources: d.Sources, Prints: d.Matches,
 	}
 	at := r.now()
+	var written *flow.Observation
+	if d.Written != nil && (!d.Enforced || !d.Verdict.Stops()) {
+		// Only what reaches the server is there to come back.
+		written = d.Written
+		written.At = at
+	}
 	r.recordWith(rec, args, func() (store.Rec, *policy.Policy) {
 		return recording.NewCall(r.opts.Hasher, recording.CallInputs{
 			Session: r.opts.Session, Server: r.opts.Server, At: at, Policy: pol,
 			Call: gathered, Watermark: watermark, Decision: d, Home: r.opts.Home, Cwd: r.opts.Cwd,
 		}), pol
-	})
+	}, written)
 	if d.Verdict != flow.Allow {
 		r.log.Info("decision", "tool", c.Name(), "verdict", d.Verdict.String(), "rule", d.Rule, "enforced", d.Enforced)
 	}

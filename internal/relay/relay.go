@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,16 @@ type Recorder interface {
 }
 
 var _ Recorder = (*store.SQLite)(nil)
+
+// WrittenStore keeps, across sessions, what calls wrote to a server while
+// their sessions held private or untrusted data (engine Decision.Written),
+// so that a result carrying it later takes its labels back.
+type WrittenStore interface {
+	AppendWritten(ctx context.Context, identity string, o *flow.Observation) error
+	Written(ctx context.Context, identity string, after int64, fn func(seq int64, o *flow.Observation)) error
+}
+
+var _ WrittenStore = (*store.SQLite)(nil)
 
 // Auditor records decisions, in order, several at a time.
 type Auditor interface {
@@ -85,6 +96,9 @@ type Options struct {
 	// Recorder, when not nil, keeps each decision's recording for weir
 	// replay and weir learn (while the policy's record.enabled is true).
 	Recorder Recorder
+	// Written, when not nil, keeps what tainted sessions wrote to this
+	// server, so that reading it back later keeps it tainted.
+	Written WrittenStore
 	// Approvals is the book of approval requests an escalation consults
 	// and records; nil makes every escalation a block.
 	Approvals *approval.Book
@@ -145,6 +159,11 @@ type Relay struct {
 
 	// Audit records wait in a buffer that the audit goroutine empties a
 	// batch at a time; it is woken once per batch, not once per record.
+	// written is what tainted calls wrote to this server, as synced from
+	// the store up to writtenSeq (the newest store.MaxWritten).
+	writtenMu  sync.Mutex
+	written    []*flow.Observation
+	writtenSeq int64
 	// recordedPolicies are the hashes of the policies this relay has
 	// stored for its recordings; guarded by flushMu.
 	recordedPolicies map[string]bool
@@ -166,6 +185,9 @@ type auditItem struct {
 	// the policy it was made under; it runs when the batch is written, off
 	// the path of the call.
 	recording func() (store.Rec, *policy.Policy)
+	// written, when not nil, is what the call left on its server while
+	// its session was tainted (see WrittenStore).
+	written *flow.Observation
 }
 
 // New returns a relay with the given options.
@@ -287,11 +309,12 @@ func (r *Relay) enforcing() bool { return r.policy.Load().Mode == policy.Enforce
 // none). It never blocks on the log: shaping and writing happen on the
 // audit goroutine, except for a record flushed with flushAudit.
 func (r *Relay) record(rec *audit.Record, args json.RawMessage) {
-	r.recordWith(rec, args, nil)
+	r.recordWith(rec, args, nil, nil)
 }
 
-// recordWith is record with the decision's recording (see auditItem).
-func (r *Relay) recordWith(rec *audit.Record, args json.RawMessage, recording func() (store.Rec, *policy.Policy)) {
+// recordWith is record with the decision's recording and what the call
+// left on its server (see auditItem).
+func (r *Relay) recordWith(rec *audit.Record, args json.RawMessage, recording func() (store.Rec, *policy.Policy), written *flow.Observation) {
 	if r.auditWake == nil {
 		return
 	}
@@ -302,7 +325,10 @@ func (r *Relay) recordWith(rec *audit.Record, args json.RawMessage, recording fu
 		recording = nil
 	}
 	r.auditMu.Lock()
-	r.auditBuf = append(r.auditBuf, auditItem{rec, args, recording})
+	if r.opts.Written == nil {
+		written = nil
+	}
+	r.auditBuf = append(r.auditBuf, auditItem{rec, args, recording, written})
 	first := len(r.auditBuf) == 1
 	r.auditMu.Unlock()
 	if first {
@@ -361,6 +387,29 @@ func (r *Relay) flushAudit() {
 	r.writeRecordings(items)
 }
 
+// syncWritten returns what tainted calls wrote to this server, any
+// session's, synced from the store. A store that cannot be read leaves
+// what was synced before: the labels it adds only ever tighten.
+func (r *Relay) syncWritten(ctx context.Context) []*flow.Observation {
+	if r.opts.Written == nil {
+		return nil
+	}
+	r.writtenMu.Lock()
+	defer r.writtenMu.Unlock()
+	err := r.opts.Written.Written(ctx, string(r.opts.Identity), r.writtenSeq, func(seq int64, o *flow.Observation) {
+		r.written = append(r.written, o)
+		r.writtenSeq = seq
+	})
+	if err != nil {
+		r.log.Warn("reading what tainted calls wrote to this server failed", "err", err)
+	}
+	if n := len(r.written) - store.MaxWritten; n > 0 {
+		// A copy: a decision may still be reading the old slice.
+		r.written = slices.Clone(r.written[n:])
+	}
+	return r.written
+}
+
 // writeRecordings stores the recordings of a batch. Recording is evidence,
 // not a control: a failure is logged and decisions go on.
 func (r *Relay) writeRecordings(items []auditItem) {
@@ -368,6 +417,11 @@ func (r *Relay) writeRecordings(items []auditItem) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, it := range items {
+		if it.written != nil {
+			if err := r.opts.Written.AppendWritten(ctx, string(r.opts.Identity), it.written); err != nil {
+				r.log.Warn("keeping what a tainted call wrote failed; reading it back later will not be tainted", "err", err)
+			}
+		}
 		if it.recording == nil {
 			continue
 		}

@@ -216,7 +216,7 @@ func (r *Relay) persist(ctx context.Context, delta engine.Delta) error {
 // is in the session before any later call is judged.
 func (r *Relay) onResult(ctx context.Context, p *pending, result []byte, line []byte) ([]byte, bool) {
 	pol := r.policy.Load()
-	res := engine.Result{Server: r.opts.Server, Tool: p.tool, Labels: p.labels.Labels, Raw: result, At: r.now()}
+	res := engine.Result{Server: r.opts.Server, Tool: p.tool, Labels: p.labels.Labels, Raw: result, At: r.now(), Written: r.syncWritten(ctx)}
 	in := engine.Inputs{Policy: pol, Hasher: r.opts.Hasher}
 	d := engine.Decide(in, res)
 	if d.Rule == engine.RuleProtocol {
@@ -287,7 +287,7 @@ func (r *Relay) scanResult(ctx context.Context, in engine.Inputs, res engine.Res
 	pol, at := in.Policy, r.now()
 	r.recordWith(rec, nil, func() (store.Rec, *policy.Policy) {
 		return recording.NewResult(r.opts.Session, r.opts.Server, res.Tool, at, labels, &arrival), pol
-	})
+	}, nil)
 }
 
 // onList decides a tools/list result: every definition is read, pinned
@@ -366,7 +366,7 @@ func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []by
 		Reason: fmt.Sprintf("%d tools: %d private, %d untrusted, %d sink", len(d.Tools), private, untrusted, sink)}, nil,
 		func() (store.Rec, *policy.Policy) {
 			return recording.NewList(r.opts.Session, r.opts.Server, at, in.Policy, defs, labels), in.Policy
-		})
+		}, nil)
 	if d.Rewrite != nil {
 		if out, ok := jsonrpc.ReplaceMember(line, "result", d.Rewrite); ok {
 			return out, true

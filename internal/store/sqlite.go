@@ -156,6 +156,20 @@ var migrations = []string{
 		text   BLOB    NOT NULL,
 		at     INTEGER NOT NULL
 	) WITHOUT ROWID;`,
+
+	// 7: what calls wrote to a server while their sessions held private
+	// or untrusted data (fingerprints and digests, never text), by server
+	// identity, across sessions: a result that carries it takes its
+	// labels back.
+	`CREATE TABLE written (
+		seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+		identity TEXT    NOT NULL,
+		at       INTEGER NOT NULL,
+		labels   INTEGER NOT NULL,
+		prints   BLOB,
+		digests  BLOB
+	);
+	CREATE INDEX written_identity_seq ON written (identity, seq);`,
 }
 
 // goMigrations run, in the migration's transaction, after the SQL of the

