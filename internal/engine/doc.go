@@ -58,6 +58,7 @@
 //	protocol           Call     a tools/call without an id: never forwarded
 //	                   Result   a result with a repeated or case-variant member
 //	                   List     two tools under one name
+//	flow.read_back     Result   text written to the server while a session was tainted comes back
 //	hygiene.hidden     Result   text hidden from people, or an image URL carrying data
 //	redact_secrets     Result   secrets replaced (redact_secrets: true)
 //	detect.ID          Scanned  an injection detector's finding (DetectorRule)
