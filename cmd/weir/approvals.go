@@ -224,7 +224,7 @@ func auditDecision(r approval.Request, approve, session bool) error {
 	if err != nil {
 		return err
 	}
-	log, err := audit.Open(filepath.Join(home, "audit.log"))
+	log, err := openAuditLog(home)
 	if err != nil {
 		return err
 	}

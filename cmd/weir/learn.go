@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,8 +12,7 @@ import (
 
 func newLearnCmd() *cobra.Command {
 	var (
-		out, preset string
-		since       time.Duration
+		out, preset, since string
 	)
 	cmd := &cobra.Command{
 		Use:   "learn -o policy.yaml [--since DURATION] [--preset NAME]",
@@ -43,7 +41,11 @@ recordings to see that it changes no allowed call.`,
 				return err
 			}
 			defer st.Close()
-			text, err := recording.Learn(ctx, st, recording.LearnOptions{Since: sinceMillis(since), Preset: preset})
+			from, err := sinceMillis(since)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			text, err := recording.Learn(ctx, st, recording.LearnOptions{Since: from, Preset: preset})
 			if err != nil {
 				return err
 			}
@@ -58,7 +60,7 @@ recordings to see that it changes no allowed call.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the policy file to write")
-	cmd.Flags().DurationVar(&since, "since", 0, "only records from this long ago, e.g. 72h (default: all)")
+	cmd.Flags().StringVar(&since, "since", "", "only records since then: 72h, 7d or a time (default: all)")
 	cmd.Flags().StringVar(&preset, "preset", "", "the preset to layer on (default: the one the sessions ran under)")
 	return cmd
 }

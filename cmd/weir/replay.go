@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weir-sec/weir/internal/audit"
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/policy"
 	"github.com/weir-sec/weir/internal/policy/policyfile"
@@ -49,19 +50,20 @@ func loadCandidate(arg string) (*policy.Policy, error) {
 	return policyfile.Load(arg)
 }
 
-// sinceMillis turns --since into the Unix millisecond it starts at (0: all).
-func sinceMillis(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
+// sinceMillis turns --since (a duration back from now, 90m, 24h, 7d, 2w,
+// or a time) into the Unix millisecond it starts at (0: all).
+func sinceMillis(since string) (int64, error) {
+	t, err := audit.ParseSince(since, time.Now())
+	if err != nil || t.IsZero() {
+		return 0, err
 	}
-	return time.Now().Add(-d).UnixMilli()
+	return t.UnixMilli(), nil
 }
 
 func newReplayCmd() *cobra.Command {
 	var (
-		policyArg, session, failOn string
-		since                      time.Duration
-		asJSON                     bool
+		policyArg, session, failOn, since string
+		asJSON                            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "replay [--policy FILE|PRESET] [--since DURATION] [--session ID] [--fail-on changed|blocked] [--json]",
@@ -95,7 +97,11 @@ from the recording's keyed hashes.`,
 			default:
 				return &exitError{code: 2, err: fmt.Errorf("--fail-on %q: want changed or blocked", failOn)}
 			}
-			opts := recording.ReplayOptions{Since: sinceMillis(since), Session: session}
+			from, err := sinceMillis(since)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			opts := recording.ReplayOptions{Since: from, Session: session}
 			if policyArg != "" {
 				p, err := loadCandidate(policyArg)
 				if err != nil {
@@ -131,7 +137,7 @@ from the recording's keyed hashes.`,
 		},
 	}
 	cmd.Flags().StringVar(&policyArg, "policy", "", "replay against this policy file or preset instead of the recorded ones")
-	cmd.Flags().DurationVar(&since, "since", 0, "only records from this long ago, e.g. 24h (default: all)")
+	cmd.Flags().StringVar(&since, "since", "", "only records since then: 90m, 24h, 7d, 2w or a time (default: all)")
 	cmd.Flags().StringVar(&session, "session", "", "only this session")
 	cmd.Flags().StringVar(&failOn, "fail-on", "", "exit 1 when a call is newly blocked (blocked) or changed at all (changed)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")

@@ -32,7 +32,11 @@ func TestHelperProcess(t *testing.T) {
 		t.Skip("helper process for TestConcurrentAppend")
 	}
 	writer := os.Getenv(helperEnvWriter)
-	l, err := Open(path)
+	var opts []Option
+	if n, err := strconv.ParseInt(os.Getenv(helperEnvMaxSize), 10, 64); err == nil {
+		opts = append(opts, MaxSize(n))
+	}
+	l, err := Open(path, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

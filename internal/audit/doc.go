@@ -13,7 +13,10 @@
 // advisory lock on the file (flock(2) on Unix, LockFileEx on Windows), reads
 // the last record's seq and hash from the file's tail (never the whole
 // file), and writes one line. The CLI reads the log: `weir audit tail` with
-// [Tail] and [Follow] (or [FollowAfter]), `weir audit verify` with [Verify].
+// [Tail] and [Follow] (or [FollowAfter]), `weir audit verify` with [Verify]
+// and [VerifyFiles], `weir audit report` with [NewReport] and
+// [Report.WriteHTML], `weir audit export` with [Export] (JSON Lines as they
+// are, or OCSF events: [OCSF]).
 //
 // # No values
 //
@@ -76,6 +79,23 @@
 // command says so and exits 0; a log that does not exist exits 2, like one
 // that cannot be read.
 //
+// # Rotation
+//
+// With [MaxSize], a write that would grow the file past the size rotates
+// the log first: the full file keeps its records under the name
+// audit.log.N, N the seq of its first record, and the write starts a new
+// audit.log whose first record chains from the full file's last (Seq goes
+// on, Prev is that record's Hash). [Files] lists a log's files in chain
+// order. The rotation happens under the full file's lock, and the new file
+// is written beside the log and renamed over it, so there is a log at the
+// path at every instant and no process can start a chain from Genesis in a
+// gap; every Append checks, once it holds the lock, that its file is still
+// the one at the path, and follows the log to the new file when it is not,
+// so processes with no MaxSize of their own (and older ones) never write
+// to a rotated file. Rotated files are never deleted or renamed again.
+// [VerifyFiles] walks the files as one chain; [Tail], [Follow] and
+// [ReadFiles] read across them.
+//
 // # Limits
 //
 // A hash chain on its own cannot detect truncation: deleting the newest
@@ -88,5 +108,10 @@
 //
 // Append does not fsync: a record is in the operating system's cache when
 // Append returns, which survives a crash of the process but not a power
-// loss. [Log.Sync] flushes on demand.
+// loss. [Log.Sync] flushes on demand. (A rotation syncs the new file before
+// renaming it into place.)
+//
+// A rotation that fails (on Windows, renaming over a file other processes
+// hold open can) loses nothing: the records go to the full file, Append
+// returns a [*RotateError] saying so, and the next Append tries again.
 package audit

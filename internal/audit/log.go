@@ -26,20 +26,34 @@ var ErrClosed = errors.New("audit: log is closed")
 // goroutines, and many Logs, in one process or many, may append to the same
 // file: every append holds an exclusive advisory lock on the file.
 type Log struct {
-	mu   sync.Mutex // serialises the goroutines of this process; the file lock serialises processes
-	f    *os.File
-	path string
+	mu      sync.Mutex // serialises the goroutines of this process; the file lock serialises processes
+	f       *os.File   // the file at path when last locked; a rotation, by any process, replaces it
+	path    string
+	maxSize int64 // rotate before the file would grow past this; 0: never
 }
 
 // Open opens the audit log at path for appending, creating it with mode 0600
 // (and its parent directory with mode 0700) if it does not exist. An existing
-// file's mode is left as it is.
-func Open(path string) (*Log, error) {
+// file's mode is left as it is. Options: [MaxSize].
+func Open(path string, opts ...Option) (*Log, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("audit: create log directory: %w", err)
 		}
 	}
+	f, err := openLogFile(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{f: f, path: path}
+	for _, o := range opts {
+		o(l)
+	}
+	return l, nil
+}
+
+// openLogFile opens (or creates) the log file at path for appending.
+func openLogFile(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit: open log: %w", err)
@@ -53,7 +67,7 @@ func Open(path string) (*Log, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("audit: open log: %s is not a regular file", path)
 	}
-	return &Log{f: f, path: path}, nil
+	return f, nil
 }
 
 // Path returns the path the log was opened with.
@@ -64,6 +78,11 @@ func (l *Log) Path() string { return l.path }
 // r.Prev and r.Hash (and r.Time to the current time if the caller left it
 // empty), writes r as one line, and unlocks. On return r holds exactly what
 // was written.
+//
+// With [MaxSize] set, a write that would grow the file past it rotates the
+// log first: the records go to a new file at the log's path, chained from
+// the last record of the old one, which keeps its records under a new name
+// (see [Files]).
 //
 // A torn last line (a write cut short by a crash) does not stop Append: it
 // ends the torn line with a newline, leaves it for Verify to report, and
@@ -95,28 +114,26 @@ func (l *Log) AppendAll(rs []*Record) (err error) {
 	if l.f == nil {
 		return ErrClosed
 	}
-	if err := lockFile(l.f); err != nil {
-		return fmt.Errorf("audit: append: lock %s: %w", l.path, err)
+	f, err := l.lockCurrent()
+	if err != nil {
+		return fmt.Errorf("audit: append: %w", err)
 	}
 	defer func() {
-		if uerr := unlockFile(l.f); uerr != nil && err == nil {
+		if uerr := unlockFile(f); uerr != nil && err == nil {
 			err = fmt.Errorf("audit: append: unlock %s: %w", l.path, uerr)
 		}
 	}()
 
-	fi, err := l.f.Stat()
+	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("audit: append: %w", err)
 	}
-	seq, prev, needNL, err := lastLink(l.f, fi.Size())
+	seq, prev, needNL, err := lastLink(f, fi.Size())
 	if err != nil {
 		return fmt.Errorf("audit: append: read tail of %s: %w", l.path, err)
 	}
 
 	var buf []byte
-	if needNL {
-		buf = append(buf, '\n')
-	}
 	out := make([]Record, len(rs))
 	for i, r := range rs {
 		c := *r
@@ -143,13 +160,37 @@ func (l *Log) AppendAll(rs []*Record) (err error) {
 		out[i] = c
 		seq, prev = c.Seq, sum
 	}
-	if _, err := l.f.Write(buf); err != nil {
+
+	var rotErr error
+	if l.maxSize > 0 && out[0].Seq > 1 && fi.Size()+int64(len(buf)) > l.maxSize {
+		// The file holds a record and this write would take it past the
+		// limit: the records start a new file instead. A torn last line is
+		// ended first, so that every line of the rotated file is whole.
+		if needNL {
+			if _, err := f.Write([]byte{'\n'}); err != nil {
+				return fmt.Errorf("audit: append to %s: %w", l.path, err)
+			}
+			needNL = false
+		}
+		if rotErr = l.rotate(f, fi, buf); rotErr == nil {
+			for i, r := range rs {
+				*r = out[i]
+			}
+			return nil
+		}
+	}
+	if needNL {
+		buf = append([]byte{'\n'}, buf...)
+	}
+	if _, err := f.Write(buf); err != nil {
 		return fmt.Errorf("audit: append to %s: %w", l.path, err)
 	}
 	for i, r := range rs {
 		*r = out[i]
 	}
-	return nil
+	// A failed rotation loses nothing: the records are in the old file,
+	// which goes on growing; the error says so.
+	return rotErr
 }
 
 // Sync commits the log's written records to stable storage. Append does not

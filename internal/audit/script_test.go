@@ -133,7 +133,14 @@ func TestVerifyScriptLogs(t *testing.T) {
 		}
 	}
 
-	ar, err := txtar.ParseFile(verifyScript)
+	syncScript(t, verifyScript, logs)
+}
+
+// syncScript checks that the files of a CLI script are what the real Log
+// writes today (logs), or rewrites them with -update.
+func syncScript(t *testing.T, script string, logs map[string][]byte) {
+	t.Helper()
+	ar, err := txtar.ParseFile(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +157,7 @@ func TestVerifyScriptLogs(t *testing.T) {
 				ar.Files = append(ar.Files, txtar.File{Name: name, Data: data})
 			}
 		}
-		if err := os.WriteFile(verifyScript, txtar.Format(ar), 0o644); err != nil {
+		if err := os.WriteFile(script, txtar.Format(ar), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -163,7 +170,65 @@ func TestVerifyScriptLogs(t *testing.T) {
 			}
 		}
 		if !bytes.Equal(got, data) {
-			t.Errorf("%s in %s is not what Log writes now; rerun with -update", name, verifyScript)
+			t.Errorf("%s in %s is not what Log writes now; rerun with -update", name, script)
 		}
 	}
+}
+
+// The CLI scripts of rotation, report and export, whose logs this package
+// writes.
+const (
+	rotateScript = "../../cmd/weir/testdata/script/audit_rotate.txtar"
+	reportScript = "../../cmd/weir/testdata/script/audit_report.txtar"
+	exportScript = "../../cmd/weir/testdata/script/audit_export.txtar"
+)
+
+// TestCLIScriptLogs checks (or, with -update, writes) the logs of the
+// rotation, report and export scripts: a log of ten records rotated every
+// three, one with a record edited in a rotated file, and the sample log
+// (sampleRecords) intact and tampered with.
+func TestCLIScriptLogs(t *testing.T) {
+	dir := t.TempDir()
+	size := recordSize(t)
+	path := filepath.Join(dir, "audit.log")
+	l, err := Open(path, MaxSize(3*size+size/2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRecords(t, l, 1, 10)
+	l.Close()
+	files, err := Files(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 4 {
+		t.Fatalf("Files = %v", files)
+	}
+	rotated := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rotated["rotated/"+filepath.Base(f)] = b
+		if filepath.Base(f) == "audit.log.4" {
+			b = bytes.Replace(b, []byte(`"tool":"send_mail_5"`), []byte(`"tool":"send_mail_X"`), 1)
+		}
+		rotated["tampered/"+filepath.Base(f)] = b
+	}
+	if bytes.Equal(rotated["rotated/audit.log.4"], rotated["tampered/audit.log.4"]) {
+		t.Fatal("the tampered copy is not tampered with")
+	}
+	syncScript(t, rotateScript, rotated)
+
+	sample := writeSample(t, sampleTime)
+	b, err := os.ReadFile(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	lines[6] = bytes.Replace(lines[6], []byte(`"verdict":"block"`), []byte(`"verdict":"allow"`), 1)
+	tampered := bytes.Join(lines, nil)
+	syncScript(t, reportScript, map[string][]byte{"sample.log": b, "tampered.log": tampered})
+	syncScript(t, exportScript, map[string][]byte{"sample.log": b})
 }

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,7 +10,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -19,10 +22,32 @@ var pollInterval = 200 * time.Millisecond
 // Tail returns the last n records of the log at path, oldest first. It reads
 // the file backwards from its end, not the whole file, and does not verify
 // the chain: lines that do not decode as records (a torn tail) are skipped.
+// When the file holds fewer than n records and the log has been rotated,
+// the rest come from the rotated files, newest first (see [Files]).
 func Tail(path string, n int) ([]Record, error) {
 	if n <= 0 {
 		return nil, nil
 	}
+	out, err := tailFile(path, n)
+	if err != nil || len(out) >= n {
+		return out, err
+	}
+	files, err := Files(path)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(files) - 2; i >= 0 && len(out) < n; i-- {
+		more, err := tailFile(files[i], n-len(out))
+		if err != nil {
+			return nil, err
+		}
+		out = append(more, out...)
+	}
+	return out, nil
+}
+
+// tailFile is Tail within one file.
+func tailFile(path string, n int) ([]Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("audit: tail: %w", err)
@@ -53,8 +78,10 @@ func Tail(path string, n int) ([]Record, error) {
 // returns ctx.Err(). It returns fn's error if fn fails. A log that does not
 // exist yet is waited for, then followed from its first record. Lines that
 // do not decode as records are skipped
-// (Verify reports them). A log that shrinks or is replaced by another file
-// ends Follow with an error: an audit log should only grow.
+// (Verify reports them). A log that rotates (see [MaxSize]) is followed
+// into its new file, once the old one has been read to its end. A log that
+// shrinks, or is replaced by a file that does not continue its chain, ends
+// Follow with an error: an audit log should only grow.
 func Follow(ctx context.Context, path string, fn func(Record) error) error {
 	return follow(ctx, path, -1, fn)
 }
@@ -78,7 +105,18 @@ func follow(ctx context.Context, path string, after int64, fn func(Record) error
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	if after >= 0 && !waited {
+		// The record after seq may be in a rotated file: start there, and
+		// go from file to file as after a rotation.
+		if start, err := fileWith(path, after+1); err != nil {
+			f.Close()
+			return err
+		} else if start != nil {
+			f.Close()
+			f = start
+		}
+	}
+	defer func() { f.Close() }()
 	orig, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("audit: follow: %w", err)
@@ -146,7 +184,26 @@ func follow(ctx context.Context, path string, after int64, fn func(Record) error
 		case err != nil:
 			return fmt.Errorf("audit: follow: %w", err)
 		case !os.SameFile(orig, fi):
-			return fmt.Errorf("audit: follow: %s was replaced by another file", path)
+			// A rotation renames the file under its lock, after its last
+			// write: read it to its end, then go on in the new one if that
+			// continues the chain.
+			old, err := f.Stat()
+			if err != nil {
+				return fmt.Errorf("audit: follow: %w", err)
+			}
+			if old.Size() > off {
+				continue
+			}
+			nf, err := nextFile(f, old.Size(), path)
+			if err != nil {
+				return err
+			}
+			f.Close()
+			f, off, pending, skipping = nf, 0, pending[:0], false
+			if orig, err = f.Stat(); err != nil {
+				return fmt.Errorf("audit: follow: %w", err)
+			}
+			continue
 		case fi.Size() < off:
 			return fmt.Errorf("audit: follow: %s shrank from %d to %d bytes (truncated?)", path, off, fi.Size())
 		}
@@ -160,6 +217,76 @@ func follow(ctx context.Context, path string, after int64, fn func(Record) error
 		case <-timer.C:
 		}
 	}
+}
+
+// fileWith opens the rotated file of the log at path that holds the record
+// with the given seq, or returns nil if the active file does (or the log
+// has not been rotated).
+func fileWith(path string, seq int64) (*os.File, error) {
+	files, err := Files(path)
+	if err != nil || len(files) < 2 {
+		return nil, nil
+	}
+	var start string
+	for _, p := range files[:len(files)-1] {
+		first, _ := rotatedSeq(filepath.Base(path), filepath.Base(p))
+		if first > seq {
+			break
+		}
+		start = p
+	}
+	if start == "" {
+		return nil, nil
+	}
+	// Is the record in the active file already?
+	af, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("audit: follow: %w", err)
+	}
+	fi, err := af.Stat()
+	if err == nil {
+		var first int64
+		if first, err = firstSeq(af, fi.Size()); err == nil && first > 0 && first <= seq {
+			start = ""
+		}
+	}
+	af.Close()
+	if err != nil {
+		return nil, fmt.Errorf("audit: follow %s: %w", path, err)
+	}
+	if start == "" {
+		return nil, nil
+	}
+	f, err := os.Open(start)
+	if err != nil {
+		return nil, fmt.Errorf("audit: follow: %w", err)
+	}
+	return f, nil
+}
+
+// nextFile opens the file that continues old (of the given size) after a
+// rotation took it from path: the rotated file named for the seq after
+// old's last record, if the log has rotated again since, else the file at
+// path. Its first record must continue old's chain.
+func nextFile(old *os.File, size int64, path string) (*os.File, error) {
+	seq, hash, _, err := lastLink(old, size)
+	if err != nil {
+		return nil, fmt.Errorf("audit: follow %s: %w", path, err)
+	}
+	nf, err := os.Open(path + "." + strconv.FormatInt(seq+1, 10))
+	if errors.Is(err, fs.ErrNotExist) {
+		nf, err = os.Open(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit: follow: %w", err)
+	}
+	line, _, err := readLine(bufio.NewReader(nf))
+	var first Record
+	if err != nil || json.Unmarshal(line, &first) != nil || first.Seq != seq+1 || first.Prev != hash {
+		nf.Close()
+		return nil, fmt.Errorf("audit: follow: %s was replaced by another file, which does not continue its chain (seq %d after %s)", path, seq, short(hash))
+	}
+	return nf, nil
 }
 
 // waitOpen opens path for reading, polling until it exists or ctx is done,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 )
 
@@ -26,6 +27,7 @@ type Summary struct {
 
 // VerifyError names the line where a log stops verifying.
 type VerifyError struct {
+	File   string // the file, when several were walked (VerifyFiles); "" for Verify
 	Line   int    // 1-based line number in the file
 	Seq    int64  // the sequence number the record on that line should carry
 	Reason string // what is wrong, for a person to read
@@ -37,6 +39,9 @@ type VerifyError struct {
 }
 
 func (e *VerifyError) Error() string {
+	if e.File != "" {
+		return fmt.Sprintf("%s line %d (seq %d): %s", e.File, e.Line, e.Seq, e.Reason)
+	}
 	return fmt.Sprintf("audit log line %d (seq %d): %s", e.Line, e.Seq, e.Reason)
 }
 
@@ -57,74 +62,199 @@ func (e *VerifyError) Error() string {
 // chain. A torn last line cannot be told apart from a truncated one and is
 // reported as torn, and counted in Summary.TornTail.
 //
-// Errors reading r are returned wrapped, not as a *VerifyError.
+// Errors reading r are returned wrapped, not as a *VerifyError. A log that
+// has been rotated is verified with [VerifyFiles].
 func Verify(r io.Reader) (Summary, error) {
-	var (
-		sum       Summary
-		expSeq    int64 = 1
-		prev            = Genesis
-		tornLine  int   // the torn line not yet chained past, 0 if none
-		tornSeq   int64 // the seq the first recovered torn line stood for
-		firstTorn int64
-	)
+	v := newVerifier([]string{""}, FromGenesis)
+	if err := v.walk(0, r); err != nil {
+		return v.sums[0].Summary, err
+	}
+	err := v.finish()
+	return v.sums[0].Summary, err
+}
+
+// ChainStart says where a walk over files expects the chain to begin.
+type ChainStart int
+
+const (
+	// FromGenesis: the first record is record 1, chained from Genesis, as
+	// in every log that still holds its first file.
+	FromGenesis ChainStart = iota
+	// FromFirstRecord: the first record may be any record, as in a walk
+	// that starts at a rotated file, or at the active file, of a log whose
+	// older files were archived. Its link (FileSummary.FirstSeq and
+	// FirstPrev) is taken as given: check it against the head of the file
+	// before it, or against an anchor. (A first record numbered 1 must
+	// still chain from Genesis.)
+	FromFirstRecord
+)
+
+// FileSummary describes the records of one file of a chain walked by
+// VerifyFiles.
+type FileSummary struct {
+	Path string
+	Summary
+	// FirstSeq and FirstPrev are the Seq and Prev of the file's first
+	// record: where it joins the file before it (0 and "" if the file has
+	// no record).
+	FirstSeq  int64
+	FirstPrev string
+}
+
+// VerifyFiles walks one chain kept in several files, in the order given
+// (oldest first, as [Files] lists a rotated log's), as one log: each file's
+// first record must chain from the last record of the file before it, so a
+// file left out, repeated, reordered or swapped breaks the chain at that
+// file's first line. It reads each file as Verify reads one log, and
+// returns a summary for each file walked (the one that breaks included,
+// with the records before the break). A *VerifyError names the file (as
+// given) and the line.
+//
+// A torn line at the end of one file, chained past by the next file's
+// first record, is a crash the log recovered from, as in the middle of one
+// file; only the last file can end in a torn tail.
+func VerifyFiles(paths []string, start ChainStart) ([]FileSummary, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("audit: verify: no files")
+	}
+	v := newVerifier(paths, start)
+	for i, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return v.sums[:i], fmt.Errorf("audit: verify: %w", err)
+		}
+		err = v.walk(i, f)
+		f.Close()
+		if err != nil {
+			return v.sums[:i+1], err
+		}
+	}
+	return v.sums, v.finish()
+}
+
+// pos is a line of one of the files a verifier walks.
+type pos struct{ file, line int }
+
+func (p pos) before(q pos) bool { return p.file < q.file || p.file == q.file && p.line < q.line }
+
+// verifier walks one chain across one or more files.
+type verifier struct {
+	names   []string // "" for a lone reader: messages then give line numbers alone
+	sums    []FileSummary
+	start   ChainStart
+	started bool // a record has verified, or the chain's start is fixed
+	expSeq  int64
+	prev    string
+	records int // across files
+
+	torn      []pos // every torn line
+	tornAt    pos   // the torn line not yet chained past, if pending
+	pending   bool
+	tornSeq   int64 // the seq the pending torn line stood for
+	firstTorn int64 // the seq the first torn line stood for
+}
+
+func newVerifier(names []string, start ChainStart) *verifier {
+	v := &verifier{names: names, start: start, expSeq: 1, prev: Genesis, sums: make([]FileSummary, len(names))}
+	for i, n := range names {
+		v.sums[i].Path = n
+	}
+	if start == FromGenesis {
+		v.started = true
+	}
+	return v
+}
+
+// at names a line for a message: its number, or its file and number.
+func (v *verifier) at(p pos) string {
+	if v.names[p.file] == "" {
+		return strconv.Itoa(p.line)
+	}
+	return fmt.Sprintf("%s line %d", v.names[p.file], p.line)
+}
+
+func (v *verifier) fail(p pos, seq int64, reason string) *VerifyError {
+	return &VerifyError{File: v.names[p.file], Line: p.line, Seq: seq, Reason: reason}
+}
+
+// walk reads file i, the next file of the chain.
+func (v *verifier) walk(i int, r io.Reader) error {
+	sum := &v.sums[i]
 	br := bufio.NewReaderSize(r, 64<<10)
 	for lineNo := 1; ; lineNo++ {
+		here := pos{i, lineNo}
 		line, long, err := readLine(br)
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return sum, fmt.Errorf("audit: verify: read line %d: %w", lineNo, err)
-		}
-		bad := func(reason string) (Summary, error) {
-			return sum, &VerifyError{Line: lineNo, Seq: expSeq, Reason: reason}
+			where := "line " + strconv.Itoa(lineNo)
+			if v.names[i] != "" {
+				where = v.names[i] + " " + where
+			}
+			return fmt.Errorf("audit: verify: read %s: %w", where, err)
 		}
 		if long {
-			return bad("line is longer than " + strconv.Itoa(MaxLine) + " bytes")
+			return v.fail(here, v.expSeq, "line is longer than "+strconv.Itoa(MaxLine)+" bytes")
 		}
 		var rec Record
 		if err := json.Unmarshal(line, &rec); err != nil {
 			if len(line) == 0 {
-				return bad("empty line")
+				return v.fail(here, v.expSeq, "empty line")
 			}
 			if isTorn(line) {
-				if tornLine == 0 {
-					tornLine, tornSeq = lineNo, expSeq
+				if !v.pending {
+					v.tornAt, v.tornSeq, v.pending = here, v.expSeq, true
 				}
-				if len(sum.Torn) == 0 {
-					firstTorn = expSeq
+				if len(v.torn) == 0 {
+					v.firstTorn = v.expSeq
 				}
+				v.torn = append(v.torn, here)
 				sum.Torn = append(sum.Torn, lineNo)
 				continue
 			}
-			return bad("bad JSON: " + err.Error())
+			return v.fail(here, v.expSeq, "bad JSON: "+err.Error())
+		}
+		if !v.started {
+			// A walk from a record of the chain's middle: it sets the link
+			// the rest must follow (record 1 still chains from Genesis). A
+			// torn line before it cannot be judged.
+			v.started, v.pending = true, false
+			if rec.Seq != 1 {
+				v.expSeq, v.prev = rec.Seq, rec.Prev
+			}
+			if len(v.torn) > 0 {
+				v.firstTorn = rec.Seq
+			}
+		}
+		if sum.FirstSeq == 0 {
+			sum.FirstSeq, sum.FirstPrev = rec.Seq, rec.Prev
 		}
 
 		var broken string
 		switch {
-		case rec.Seq != expSeq:
-			broken = fmt.Sprintf("seq gap: want seq %d, found %d (a record was deleted, inserted or moved here)", expSeq, rec.Seq)
-		case rec.Prev != prev:
-			broken = fmt.Sprintf("prev mismatch: prev is %s but the previous record's hash is %s (a record was forged, replaced or inserted here)", short(rec.Prev), short(prev))
+		case rec.Seq != v.expSeq:
+			broken = fmt.Sprintf("seq gap: want seq %d, found %d (a record was deleted, inserted or moved here)", v.expSeq, rec.Seq)
+		case rec.Prev != v.prev:
+			broken = fmt.Sprintf("prev mismatch: prev is %s but the previous record's hash is %s (a record was forged, replaced or inserted here)", short(rec.Prev), short(v.prev))
 		}
-		if broken != "" && tornLine != 0 {
-			return sum, &VerifyError{Line: tornLine, Seq: tornSeq,
-				Reason: "record cut short mid-line, and the next record does not chain past it: " + broken}
+		if broken != "" && v.pending {
+			return v.fail(v.tornAt, v.tornSeq, "record cut short mid-line, and the next record does not chain past it: "+broken)
 		}
 		if broken != "" {
-			return bad(broken)
+			return v.fail(here, v.expSeq, broken)
 		}
-		tornLine = 0
+		v.pending = false
 
 		_, canon, h, err := canonical(&rec)
 		if err != nil {
-			return bad(err.Error())
+			return v.fail(here, v.expSeq, err.Error())
 		}
 		if rec.Hash != h {
-			return bad(fmt.Sprintf("hash mismatch: recorded %s, computed %s (the record was edited)", short(rec.Hash), short(h)))
+			return v.fail(here, v.expSeq, fmt.Sprintf("hash mismatch: recorded %s, computed %s (the record was edited)", short(rec.Hash), short(h)))
 		}
 		if !bytes.Equal(line, canon) {
-			return bad("not in canonical form: the bytes differ from the record's encoding (the line was edited)")
+			return v.fail(here, v.expSeq, "not in canonical form: the bytes differ from the record's encoding (the line was edited)")
 		}
 
 		if sum.Records == 0 {
@@ -133,29 +263,38 @@ func Verify(r io.Reader) (Summary, error) {
 		sum.Records++
 		sum.Last = rec.Time
 		sum.Head = rec.Hash
-		expSeq++
-		prev = rec.Hash
+		v.records++
+		v.expSeq++
+		v.prev = rec.Hash
 	}
-	if len(sum.Torn) == 0 {
-		return sum, nil
+}
+
+// finish reports the torn lines of a walk that found nothing else wrong.
+func (v *verifier) finish() error {
+	if len(v.torn) == 0 {
+		return nil
 	}
-	if tornLine != 0 {
-		for _, n := range sum.Torn {
-			if n >= tornLine {
-				sum.TornTail++
+	tail := 0
+	if v.pending {
+		for _, p := range v.torn {
+			if !p.before(v.tornAt) {
+				v.sums[p.file].TornTail++
+				tail++
 			}
 		}
 	}
-	e := &VerifyError{Line: sum.Torn[0], Seq: firstTorn, Torn: true}
+	first, last := v.torn[0], v.torn[len(v.torn)-1]
+	e := v.fail(first, v.firstTorn, "")
+	e.Torn = true
 	switch {
-	case tornLine == sum.Torn[0]:
+	case v.pending && v.tornAt == first:
 		e.Reason = "the last record is cut short mid-line: a write was interrupted (a crash?), or the log was truncated"
-	case sum.TornTail > 0:
-		e.Reason = fmt.Sprintf("record cut short mid-line: a write was interrupted (a crash?); the chain resumes after it and all %d complete records verify, but the last line (%d) is cut short too: a crash, or the log was truncated", sum.Records, sum.Torn[len(sum.Torn)-1])
+	case tail > 0:
+		e.Reason = fmt.Sprintf("record cut short mid-line: a write was interrupted (a crash?); the chain resumes after it and all %d complete records verify, but the last line (%s) is cut short too: a crash, or the log was truncated", v.records, v.at(last))
 	default:
-		e.Reason = fmt.Sprintf("record cut short mid-line: a write was interrupted (a crash?); the chain resumes after it and all %d complete records verify", sum.Records)
+		e.Reason = fmt.Sprintf("record cut short mid-line: a write was interrupted (a crash?); the chain resumes after it and all %d complete records verify", v.records)
 	}
-	return sum, e
+	return e
 }
 
 // readLine reads one line without its newline. A last line without a

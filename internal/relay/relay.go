@@ -381,7 +381,12 @@ func (r *Relay) flushAudit() {
 	for i, it := range items {
 		batch[i] = r.shape(it)
 	}
-	if err := r.opts.Audit.AppendAll(batch); err != nil {
+	var rotate *audit.RotateError
+	switch err := r.opts.Audit.AppendAll(batch); {
+	case errors.As(err, &rotate):
+		// The records are in the log; only the rotation failed.
+		r.log.Warn("audit log rotation failed; the records were written to the full log", "err", err)
+	case err != nil:
 		r.log.Error("audit log write failed; decisions continue", "err", err)
 	}
 	r.writeRecordings(items)
