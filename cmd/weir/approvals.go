@@ -13,6 +13,7 @@ import (
 
 	"github.com/weir-sec/weir/internal/approval"
 	"github.com/weir-sec/weir/internal/audit"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 	"github.com/weir-sec/weir/internal/store"
 )
 
@@ -224,7 +225,10 @@ func auditDecision(r approval.Request, approve, session bool) error {
 	if err != nil {
 		return err
 	}
-	log, err := openAuditLog(home)
+	// The log rotates as the proxies' policy says; a policy that does not
+	// load is weir run's to report, and the default applies here.
+	pol, _ := policyfile.Resolve("", home)
+	log, err := openAuditLog(home, pol)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/weir-sec/weir/internal/audit"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
 )
 
 func TestParseSize(t *testing.T) {
@@ -15,13 +16,13 @@ func TestParseSize(t *testing.T) {
 		"512KiB": 512 << 10, "512k": 512 << 10, "1GiB": 1 << 30, "1.5G": 3 << 29, "2gb": 2e9, "100B": 100,
 		"0": 0, "off": 0, "None": 0,
 	} {
-		if got, err := parseSize(in); err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		if got, err := policyfile.ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "big", "-1M", "64 XB", "NaN", "Inf", "1e30G", "MiB"} {
-		if _, err := parseSize(in); err == nil || !strings.Contains(err.Error(), "want a size such as 64MiB") {
-			t.Errorf("parseSize(%q) = %v, want an error", in, err)
+		if _, err := policyfile.ParseSize(in); err == nil || !strings.Contains(err.Error(), "want a size such as 64MiB") {
+			t.Errorf("ParseSize(%q) = %v, want an error", in, err)
 		}
 	}
 }
@@ -32,7 +33,7 @@ func TestParseSize(t *testing.T) {
 func TestOpenAuditLogRotates(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv(auditMaxSizeEnv, "1KiB")
-	l, err := openAuditLog(home)
+	l, err := openAuditLog(home, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +52,22 @@ func TestOpenAuditLogRotates(t *testing.T) {
 	}
 
 	t.Setenv(auditMaxSizeEnv, "")
-	if n, err := auditMaxSize(); err != nil || n != 64<<20 {
+	if n, err := auditMaxSize(nil); err != nil || n != 64<<20 {
 		t.Errorf("default: %d, %v", n, err)
 	}
+	pol, err := policyfile.Parse("p.yaml", []byte("version: 1\naudit: {max_size: 2MiB}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := auditMaxSize(pol); err != nil || n != 2<<20 {
+		t.Errorf("the policy's audit.max_size: %d, %v", n, err)
+	}
+	t.Setenv(auditMaxSizeEnv, "off")
+	if n, err := auditMaxSize(pol); err != nil || n != 0 {
+		t.Errorf("WEIR_AUDIT_MAX_SIZE over the policy: %d, %v", n, err)
+	}
 	t.Setenv(auditMaxSizeEnv, "lots")
-	if _, err := openAuditLog(t.TempDir()); err == nil || !strings.Contains(err.Error(), `WEIR_AUDIT_MAX_SIZE="lots": want a size such as 64MiB`) {
+	if _, err := openAuditLog(t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), `WEIR_AUDIT_MAX_SIZE="lots": want a size such as 64MiB`) {
 		t.Errorf("a bad size: %v", err)
 	}
 }

@@ -326,7 +326,7 @@ func openEnv(ctx context.Context, policyPath string) (*env, error) {
 	if e.store, err = store.OpenSQLite(ctx, filepath.Join(home, "state.db")); err != nil {
 		return nil, err
 	}
-	if e.audit, err = openAuditLog(home); err != nil {
+	if e.audit, err = openAuditLog(home, e.policy); err != nil {
 		e.store.Close()
 		return nil, err
 	}

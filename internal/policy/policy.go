@@ -83,7 +83,10 @@ type Policy struct {
 	// Record says whether sessions are recorded for weir replay and weir
 	// learn, and for how long.
 	Record Record
-	Tools  []ToolEntry
+	// AuditMaxSize is the size in bytes at which the audit log rotates
+	// (0: never); WEIR_AUDIT_MAX_SIZE overrides it.
+	AuditMaxSize int64
+	Tools        []ToolEntry
 	// Rules are the argument, predicate and rate-limit rules, the preset's
 	// first, then the file's, each in file order.
 	Rules []Rule

@@ -149,6 +149,7 @@ type layer struct {
 	apprTTL       *time.Duration
 	recEnabled    *bool
 	recRetention  *int
+	auditMaxSize  *int64
 	allowFlows    []policy.FlowRule
 	config        map[string]any
 	tools         []policy.ToolEntry
@@ -183,6 +184,7 @@ func (l *layer) apply(base *policy.Policy, source string) *policy.Policy {
 	set(&p.Approval.TTL, l.apprTTL)
 	set(&p.Record.Enabled, l.recEnabled)
 	set(&p.Record.RetentionDays, l.recRetention)
+	set(&p.AuditMaxSize, l.auditMaxSize)
 	p.Flow.AllowFlows = append(p.Flow.AllowFlows, l.allowFlows...)
 	p.Tools = append(p.Tools, l.tools...)
 	if p.Config == nil {
@@ -221,6 +223,7 @@ func (l *layer) missing() []string {
 		{"approval.ttl", l.apprTTL != nil},
 		{"record.enabled", l.recEnabled != nil},
 		{"record.retention_days", l.recRetention != nil},
+		{"audit.max_size", l.auditMaxSize != nil},
 	} {
 		if !k.set {
 			out = append(out, k.name)
@@ -236,7 +239,7 @@ type level struct {
 }
 
 var (
-	topLevel        = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "record", "config", "tools", "rules"}}
+	topLevel        = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "record", "audit", "config", "tools", "rules"}}
 	flowLevel       = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "tainted_args", "min_matches", "allow_flows"}}
 	toolLevel       = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels", "declassify"}}
 	declassifyLevel = &level{where: `under "declassify:"`, keys: []string{"schema", "as"}}
@@ -245,8 +248,9 @@ var (
 	hostsLevel      = &level{where: `under "hosts:"`, keys: []string{"allow", "deny"}}
 	apprLevel       = &level{where: `under "approval:"`, keys: []string{"timeout", "ttl"}}
 	recLevel        = &level{where: `under "record:"`, keys: []string{"enabled", "retention_days"}}
+	auditLevel      = &level{where: `under "audit:"`, keys: []string{"max_size"}}
 
-	levels = []*level{topLevel, flowLevel, apprLevel, recLevel, toolLevel, declassifyLevel, ruleLevel, argLevel, hostsLevel}
+	levels = []*level{topLevel, flowLevel, apprLevel, recLevel, auditLevel, toolLevel, declassifyLevel, ruleLevel, argLevel, hostsLevel}
 )
 
 const (
@@ -563,6 +567,9 @@ func (d *decoder) document(doc *yaml.Node) {
 	if e, ok := m["record"]; ok {
 		d.record(e)
 	}
+	if e, ok := m["audit"]; ok {
+		d.auditSection(e)
+	}
 	if e, ok := m["approval"]; ok {
 		d.approval(e)
 	}
@@ -741,6 +748,27 @@ func (d *decoder) record(e entry) {
 				d.l.recRetention = &n
 			}
 		}
+	}
+}
+
+func (d *decoder) auditSection(e entry) {
+	v := deref(e.v)
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		d.errAt(v, "audit", "want a mapping, e.g. {max_size: 64MiB}, got %s", describe(v))
+		return
+	}
+	m, _ := d.mapping(v, "audit", auditLevel)
+	if e, ok := m["max_size"]; ok {
+		sv := deref(e.v)
+		n, err := ParseSize(sv.Value)
+		if sv.Kind != yaml.ScalarNode || err != nil {
+			d.errAt(sv, "audit.max_size", "want a size such as 64MiB, 512KiB or 1GB, or 0 (or off) for no rotation, got %s", describe(sv))
+			return
+		}
+		d.l.auditMaxSize = &n
 	}
 }
 
