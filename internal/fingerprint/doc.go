@@ -18,10 +18,22 @@
 // numbers. Each is digested whole with Hasher.Digest and compared exactly.
 //
 // Expand turns a sink argument into views: the argument itself and every
-// decoding of it (URL, base64 in both alphabets, base32, hex, nested up to
-// four deep), so that base64 of a private document fingerprints like the
-// document. It also reports whether it decoded everything it could: an
-// argument can hold more encoded text than the bounds below allow.
+// decoding of it, nested up to four deep, so that base64 of a private
+// document fingerprints like the document. It peels the alphabets (URL,
+// base64 in both alphabets, base32, hex), and undoes what a model can do
+// to text in its head or with an escape: Caesar shifts and ROT13,
+// reversal, leetspeak, letters spaced out or interleaved with invisible
+// characters, JSON and other backslash escapes, HTML entities,
+// quoted-printable, punycode, NFKC compatibility forms, look-alike letters
+// of other scripts, ASCII hidden in tag characters or variation
+// selectors, and data split across the labels of a host name or the
+// segments and query of a URL. Each rewrite is tried only where a cheap
+// test of the text's shape says it can apply; the Caesar shift and the
+// reversal are recognised by how English the letter pairs read, against
+// a table of English letter-pair frequencies (english_table.go, made by
+// gen_english.go). It also reports whether it decoded everything it
+// could: an argument can hold more encoded text than the bounds below
+// allow.
 //
 // # Data flow
 //
@@ -36,8 +48,9 @@
 //
 // A print or digest of a sink argument that some observation also holds
 // attributes the argument to that observation's source; View.Via tells the
-// audit log how the agent disguised it ("base64,hex"). The same functions
-// run on both sides, which is what makes a match meaningful.
+// audit log and the block reason how the agent disguised it ("base64,
+// hex", "rot13", "base64, reversed"). The same functions run on both
+// sides, which is what makes a match meaningful.
 //
 // # Keys and what is stored
 //
@@ -52,9 +65,15 @@
 // # Cost
 //
 // Prints runs in one pass over the text with constant scratch memory
-// (pooled), at a few nanoseconds per byte. Expand is bounded to 64 views
-// and 8×len(s)+64 KiB decoded bytes per argument, so a hostile argument
-// cannot make the engine fingerprint unbounded text. A Hasher is safe for
+// (pooled), at a few nanoseconds per byte. Expand is bounded to 64 views,
+// each at most 2×len(s)+64 bytes, and 8×len(s)+64 KiB decoded bytes per
+// argument, so a hostile argument cannot make the engine fingerprint
+// unbounded text. Besides decoding, each view costs one more pass of
+// table lookups (about the cost of Prints) that decides which rewrites
+// to try; a rewrite that changes a few places of a long view yields
+// those places, not a copy of the view; and a chain holds at most two
+// rewrites, so that ordinary prose, code, JSON and images, which may pass
+// a test or two, make a few small views at most. A Hasher is safe for
 // concurrent use; make one per process and share it.
 //
 // # When the bounds are reached
@@ -68,7 +87,20 @@
 // left out because the views or the bytes ran out makes the expansion
 // incomplete, and Expand returns false: the caller must treat the
 // undecoded remainder as if it could hold anything, and Weir decides as
-// if it were private. The depth limit is a design choice, not a budget:
-// views four decodings deep are not decoded further, and that does not
-// make an expansion incomplete.
+// if it were private. So is a rewrite left out for being longer than a
+// view may be. The depth limit is a design choice, not a budget: views
+// four decodings deep are not decoded further, and that does not make an
+// expansion incomplete; neither does a rewrite whose test did not pass,
+// nor a chain already two rewrites long.
+//
+// # What is not undone
+//
+// The tests are heuristics, and some disguises pass them: a Caesar shift
+// or reversal of text that is not English-like (a random key, most
+// non-Latin scripts) or shorter than about 20 letters; a shift of
+// leetspeak (the 1 of l and i is read by English letter pairs, and
+// shifted text reads as nothing); leetspeak of an encoding (4 and a are
+// both base64); a shift or reversal applied on top of an escape; case
+// games on a token (prints ignore case, digests of tokens do not); and
+// anything three rewrites deep.
 package fingerprint

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -14,19 +15,73 @@ import (
 // Encoding is one decoding step Expand can apply.
 type Encoding uint8
 
-// The encodings Expand peels.
+// The encodings Expand peels. The first five are alphabets; the rest are
+// the rewrites a model can do in its head, escapes, and data moved into
+// the parts of a URL. See Expand for when each is tried.
 const (
-	URL       Encoding = iota + 1 // percent-encoding, + as space
-	Base64                        // standard alphabet, padding optional
-	Base64URL                     // URL-safe alphabet, padding optional
-	Base32                        // RFC 4648 alphabet, any case, padding optional
-	Hex                           // hexadecimal, any case
+	URL                Encoding = iota + 1 // percent-encoding, + as space
+	Base64                                 // standard alphabet, padding optional
+	Base64URL                              // URL-safe alphabet, padding optional
+	Base32                                 // RFC 4648 alphabet, any case, padding optional
+	Hex                                    // hexadecimal, any case
+	Reversed                               // written backwards, rune by rune
+	Leet                                   // leetspeak: 4 for a, 3 for e, 0 for o …
+	Spaced                                 // letters spaced out or joined by separators, invisible characters
+	JSONEscape                             // backslash escapes: \u0041, \x41, \n …
+	HTMLEntity                             // HTML and XML character references, numeric and named
+	QuotedPrintable                        // =41 escapes and soft line breaks
+	Punycode                               // xn-- labels (RFC 3492)
+	NFKC                                   // Unicode compatibility forms: fullwidth, mathematical letters …
+	Confusables                            // Cyrillic, Greek and other look-alikes of Latin letters
+	UnicodeTags                            // ASCII written in invisible tag characters
+	VariationSelectors                     // bytes written as invisible variation selectors
+	HostLabels                             // data split across the labels of a host name
+	PathSegments                           // data split across URL path segments, query keys or values
 )
 
-var encodingNames = [...]string{URL: "url", Base64: "base64", Base64URL: "base64url", Base32: "base32", Hex: "hex"}
+// A Caesar shift of the letters by n places (n from 1 to 25; 13 is
+// ROT13) is the Encoding CaesarShift(n).
+const (
+	caesarFirst Encoding = 32
+	caesarLast  Encoding = caesarFirst + 24
+	// ROT13 is CaesarShift(13).
+	ROT13 = caesarFirst + 12
+)
+
+// CaesarShift returns the Encoding of a shift of the letters by n places
+// forward (a becomes b for n = 1), for n from 1 to 25, and 0 otherwise.
+// Shifts by n and by 26−n undo each other; Expand reports the shift the
+// text was encoded with.
+func CaesarShift(n int) Encoding {
+	if n < 1 || n > 25 {
+		return 0
+	}
+	return caesarFirst + Encoding(n-1)
+}
+
+// Shift returns n for the Encoding CaesarShift(n), and 0 for the others.
+func (e Encoding) Shift() int {
+	if e < caesarFirst || e > caesarLast {
+		return 0
+	}
+	return int(e-caesarFirst) + 1
+}
+
+var encodingNames = [...]string{
+	URL: "url", Base64: "base64", Base64URL: "base64url", Base32: "base32", Hex: "hex",
+	Reversed: "reversed", Leet: "leet", Spaced: "spaced", JSONEscape: "json-escape",
+	HTMLEntity: "html-entity", QuotedPrintable: "quoted-printable", Punycode: "punycode",
+	NFKC: "nfkc", Confusables: "confusables", UnicodeTags: "unicode-tags",
+	VariationSelectors: "variation-selectors", HostLabels: "hostname-labels", PathSegments: "path-segments",
+}
 
 func (e Encoding) String() string {
-	if int(e) < len(encodingNames) && encodingNames[e] != "" {
+	switch n := e.Shift(); {
+	case n == 13:
+		return "rot13"
+	case n != 0:
+		return "caesar+" + strconv.Itoa(n)
+	case int(e) < len(encodingNames) && encodingNames[e] != "":
 		return encodingNames[e]
 	}
 	return "Encoding(" + strconv.Itoa(int(e)) + ")"
@@ -51,50 +106,111 @@ const (
 	maxExtra = 64 << 10
 )
 
+// maxViewLen bounds one view of an argument of n bytes: ¼ is 1⁄4 in
+// NFKC, and a text of nothing else would grow 2.5 times.
+func maxViewLen(n int) int { return 2*n + 64 }
+
 // Expand calls fn with s itself and then with every decoded view of s, so
-// that a secret the agent encoded before passing it to a sink is still
-// seen, and reports whether it examined every candidate decoding.
+// that a secret the agent encoded, escaped or disguised before passing it
+// to a sink is still seen, and reports whether it examined every
+// candidate decoding.
 //
-// From each view, Expand tries:
+// From each view, Expand tries the alphabets:
 //   - URL percent-decoding (as url.QueryUnescape, + becoming a space),
 //     when the view holds a %XX escape or a +; malformed escapes are kept
-//     as they are rather than failing the whole view;
+//     as they are rather than failing the whole view (so percent-encoding
+//     of every byte is undone too);
 //   - every maximal run of the base64 (standard or URL-safe, with optional
 //     = padding), base32 (any case, optional padding) and hex alphabets
 //     that is at least 16 bytes long, or that is the whole view (after
 //     trimming surrounding whitespace) at any length. A run whose length
 //     cannot be decoded is trimmed to the longest length that can, so a
 //     lost trailing character costs a byte, not the view. A run is tried
-//     in every alphabet it belongs to.
+//     in every alphabet it belongs to. A run that decodes to at least 16
+//     bytes of noise, and is not inside a base64 run that decoded to
+//     text or inside a longer run tried already, is tried undone: read backwards (Reversed), and under the
+//     few Caesar shifts that the structure of encoded ASCII allows (see
+//     runs.go); a repair whose first 64 characters decode to plain text
+//     is a view, which the next depth decodes.
+//
+// and the rewrites, each only where a cheap test says it can apply (the
+// tests look at the shape of the text, never at what it says; the files
+// named hold the exact rules):
+//   - Caesar shifts (CaesarShift(1) to CaesarShift(25), ROT13 among them)
+//     and Reversed: a stretch of at least 16 letter pairs of plain words
+//     that does not read as English, letter pair by letter pair, but
+//     reads as English backwards or under one of the three shifts its
+//     letter frequencies rank best, makes the view read that way; where
+//     a run of such stretches fails as a whole, two windows in a row
+//     must agree on the cipher (cipher.go). A shift and a reversal
+//     together are found a depth apart.
+//   - Leet: digits and @ $ ! | for letters, when the view has three
+//     distinct leet words, holding six leet characters (leet.go).
+//   - Spaced: invisible characters removed; characters each followed by
+//     a separator (c-r-e-d, c r e d), and hex pairs (4a 6f 68), joined
+//     (spaced.go). Case games and spacing already normalise away for
+//     prints; these are for tokens and encoded runs.
+//   - JSONEscape (\uXXXX with surrogate pairs, \xXX, \u{…}, \n …),
+//     HTMLEntity (numeric, and named with their semicolon),
+//     QuotedPrintable (=XX and soft line breaks, given two =XX in upper
+//     case), Punycode (xn-- labels) (escapes.go, punycode.go).
+//   - NFKC (fullwidth, mathematical and other compatibility letters),
+//     Confusables (Cyrillic, Greek, Armenian, small-capital look-alikes
+//     of Latin letters, in a word that mixes them with ASCII), UnicodeTags
+//     (ASCII in tag characters) and VariationSelectors (bytes in runs of
+//     variation selectors) (lookalike.go).
+//   - HostLabels and PathSegments: the labels of a host name but its
+//     registered domain, and groups of path segments, query keys or
+//     query values that decode as one run, joined (split.go).
+//
+// A rewrite that changes only a few places of a long view is offered as
+// those places with their context (a line each, each widened to at least
+// 128 bytes and 72 letters or digits and to the whole encoded run it
+// touches), since the rest of it is text the view already had. A chain
+// holds each of Reversed, Leet, Spaced, Punycode, NFKC, Confusables,
+// UnicodeTags, VariationSelectors, HostLabels, PathSegments and one
+// Caesar shift at most once, and at most two rewrites in all: every
+// composition two deep is found, and a benign argument that passes
+// several cheap tests does not multiply its views. A view that is one
+// encoded run that decoded to text is not rewritten: its decoding is;
+// nor is a view that is its parent with + turned into spaces, whose
+// rewrites the parent's are.
 //
 // A decoding becomes a view only if it is valid UTF-8 with at least 80%
-// printable runes (binary noise is not text an agent read), and differs
-// from every view already produced (its parent included). A base64 run
-// that lies inside a run of the other base64 alphabet at a multiple of 4
-// characters from its start, where the outer run decoded to text, decodes
-// to a substring of that text and is not made a view of its own; so is
-// such a run of a view that differs from its parent only by + turned into
-// spaces, inside a run of the parent. Each view is decoded again, up to 4
-// decodings deep; views 4 decodings deep are not decoded further, by
-// design, and that does not make the expansion incomplete.
+// printable runes (spaces of any width and invisible format characters
+// count as printable; binary noise is not text an agent read), and
+// differs from every view already produced (its parent included). A
+// base64 run that lies inside a run of the other base64 alphabet at a
+// multiple of 4 characters from its start, where the outer run decoded to
+// text, decodes to a substring of that text and is not made a view of
+// its own; so is such a run of a view that differs from its parent only
+// by + turned into spaces, inside a run of the parent. Each view is
+// decoded again, up to 4 decodings deep; views 4 decodings deep are not
+// decoded further, by design, and that does not make the expansion
+// incomplete.
 //
-// The work is bounded: at most 64 views per call (the original included)
-// and at most 8×len(s)+64 KiB decoded bytes in all. The budget goes to the
-// likeliest payloads first. Views are produced breadth first, one depth at
-// a time; at each depth every candidate of every view of the depth above
-// is decoded and tested, and the ones that decode to new text are made
-// views longest encoded run first (ties: earlier view, then earlier
-// position, then Encoding order), because the payload an attacker hides
-// is usually the longest run. A candidate that decodes to binary noise, or
-// to a view already produced, costs nothing. Each view is scanned a
-// constant number of times, so the time is linear in the bytes produced.
+// The work is bounded: at most 64 views per call (the original included),
+// none longer than 2×len(s)+64 bytes (NFKC and punycode can lengthen
+// text), and at most 8×len(s)+64 KiB decoded bytes in all. The budget goes
+// to the likeliest payloads first. Views are produced breadth first, one
+// depth at a time; at each depth every candidate of every view of the
+// depth above is decoded and tested, and the ones that decode to new text
+// are made views longest encoded run (or rewritten part) first (ties:
+// earlier view, then earlier position, then Encoding order), because the
+// payload an attacker hides is usually the longest run. A candidate that
+// decodes to binary noise, or to a view already produced, costs nothing.
+// Each view is scanned a constant number of times, a pass of table
+// lookups deciding which rewrites to try, so the time is linear in the
+// bytes produced.
 //
 // complete is false when a decoding to new text was left out because a
-// bound (views or decoded bytes) was reached: the views Expand produced
-// are the longest ones, but the undecoded remainder could hold anything,
-// and the caller must treat it so (Weir decides as if it were private).
-// Views are still produced, up to the bounds, when complete is false.
-// Same input, same views, in the same order, and the same complete.
+// bound (views, view length or decoded bytes) was reached: the views
+// Expand produced are the longest ones, but the undecoded remainder could
+// hold anything, and the caller must treat it so (Weir decides as if it
+// were private). Views are still produced, up to the bounds, when
+// complete is false. The tests of the rewrites are heuristics, not
+// bounds: a rewrite they do not try leaves nothing undecoded. Same input,
+// same views, in the same order, and the same complete.
 //
 // Every View passed to fn has its own Via slice, which fn may keep.
 func Expand(s string, fn func(View)) (complete bool) {
@@ -103,8 +219,17 @@ func Expand(s string, fn func(View)) (complete bool) {
 
 // expand is Expand with a budget of decoded bytes.
 func expand(s string, fn func(View), budget int) bool {
+	complete, _ := expandOvergrown(s, fn, budget)
+	return complete
+}
+
+// expandOvergrown is expand that also reports whether a view longer than
+// maxViewLen was left out, for tests of the bounds.
+func expandOvergrown(s string, fn func(View), budget int) (complete, overgrown bool) {
 	fn(View{Text: s})
-	e := expander{fn: fn, orig: s, budget: budget, views: 1}
+	sc := scratchSpace.Get().(*rewriteScratch)
+	defer scratchSpace.Put(sc)
+	e := expander{fn: fn, orig: s, budget: budget, views: 1, rewriteScratch: sc}
 	level := []node{{text: s}}
 	for depth := 0; depth < maxDepth && len(level) > 0; depth++ {
 		if e.incomplete && e.views >= maxViews {
@@ -112,8 +237,23 @@ func expand(s string, fn func(View), budget int) bool {
 		}
 		level = e.step(level)
 	}
-	return !e.incomplete
+	return !e.incomplete, e.overgrown
 }
+
+// rewriteScratch is the working memory of the rewrites, reused between
+// calls: every view's letter pairs need a few kilobytes.
+type rewriteScratch struct {
+	spans     []pairSpan
+	pairs     []uint16    // letter pairs of a stretch being judged
+	patches   patches     // of the rewrite being made
+	windows   []span      // of its local view
+	local     []byte      // a local view, reused as buf is
+	failed    []failedRun // runs of the current union run that decoded to noise
+	textSpans []span      // its base64 runs that decoded to text
+	tried     []span      // its runs tried for repair
+}
+
+var scratchSpace = sync.Pool{New: func() any { return new(rewriteScratch) }}
 
 // A node is a view awaiting expansion.
 type node struct {
@@ -144,6 +284,15 @@ type expander struct {
 	pend       pending
 	buf        []byte // decoded bytes, reused until they become a view
 	src        []byte // a copy of the run being decoded
+	*rewriteScratch
+	// chain is that of the view being collected.
+	chain chain
+	// overgrown records that a rewrite longer than the original was
+	// left out, which makes the expansion incomplete.
+	overgrown bool
+	// wholeText records that the view being collected is one encoded
+	// run that decoded to text.
+	wholeText bool
 }
 
 // halted reports that nothing more can be learnt: the expansion is
@@ -197,6 +346,20 @@ func (e *expander) step(level []node) []node {
 
 // collect decodes every candidate of one view and offers the decodings.
 func (e *expander) collect(vi int, n *node) {
+	e.chain = chainOf(n.via)
+	e.wholeText = false
+	e.runs(vi, n)
+	// A view that is one encoded run, which decoded to text, was not
+	// rewritten before it was encoded: its decoding is. A view that is
+	// its parent with + turned into spaces has the parent's rewrites,
+	// which read + as a space already.
+	if !e.halted() && !e.wholeText && n.inherit == nil {
+		e.transforms(vi, n)
+	}
+}
+
+// runs decodes the URL escapes and the alphabet runs of one view.
+func (e *expander) runs(vi int, n *node) {
 	s := n.text
 	if plus, pct := urlEscapes(s); plus || pct {
 		if !pct {
@@ -239,6 +402,7 @@ func (e *expander) unionRun(vi int, n *node, s string, us int, whole span, inh *
 	// hex, base32 and URL-safe base64 runs, decoded already; only a run
 	// that is the whole view may be eligible here and not there.
 	others := n.inherit == nil || isWhole
+	e.failed, e.textSpans, e.tried = e.failed[:0], e.textSpans[:0], e.tried[:0]
 	for _, a := range [...]*alphabet{hexAlphabet, base32Alphabet} {
 		for j := us; others && !e.halted(); {
 			start, end, pad := a.next(s, j, whole)
@@ -249,10 +413,58 @@ func (e *expander) unionRun(vi int, n *node, s string, us int, whole span, inh *
 			if n.inherit != nil && end-start >= minRun {
 				continue
 			}
-			e.decode(vi, a, s, start, end)
+			if e.decode(vi, a, s, start, end) && start == whole.start && end+pad == whole.end {
+				e.wholeText = true
+			}
 		}
 	}
 	e.base64Runs(vi, n, s, us, whole, inh, others)
+	if n.inherit == nil {
+		// A view that is its parent with + turned into spaces has the
+		// parent's runs cut into pieces, and the parent's were tried.
+		e.repairFailed(vi, s)
+	}
+}
+
+// repairFailed tries the runs of the union run that decoded to noise
+// reversed and shifted (see repairRun), longest first at each position,
+// except those inside a base64 run that decoded to text or inside a run
+// tried already: a piece of encoded text is noise in any other reading,
+// a piece of a run that no repair makes text is part of the same noise,
+// and a large attachment holds thousands of such pieces.
+func (e *expander) repairFailed(vi int, s string) {
+	slices.SortFunc(e.failed, func(a, b failedRun) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end), cmp.Compare(a.a.enc, b.a.enc))
+	})
+	var last failedRun
+	for _, f := range e.failed {
+		if e.halted() {
+			return
+		}
+		if f.start == last.start && f.end == last.end && f.a.enc == Base64URL && last.a.enc == Base64 {
+			continue // the same run in the other base64 alphabet: repaired as base64 once
+		}
+		last = f
+		covered := false
+		for _, t := range e.textSpans {
+			if t.start <= f.start && f.end <= t.end {
+				covered = true
+				break
+			}
+		}
+		// The same run in another alphabet is tried, and may be what the
+		// text was: a reversed hex run is base64 too.
+		for _, t := range e.tried {
+			if t.start <= f.start && f.end <= t.end && (t.start != f.start || t.end != f.end) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			e.repairRun(vi, &e.chain, f.a, s, f.start, f.end)
+			e.tried = append(e.tried, span{f.start, f.end})
+		}
+	}
 }
 
 // base64Runs decodes the runs of both base64 alphabets in s[us:], in
@@ -302,6 +514,10 @@ func (e *expander) base64Runs(vi int, n *node, s string, us int, whole span, inh
 		}
 		r.text = e.decode(vi, b64Alphabets[k], s, r.start, r.end)
 		last[k] = r
+		if r.text {
+			e.textSpans = append(e.textSpans, span{r.start, r.end})
+			e.wholeText = e.wholeText || r.start == whole.start && r.end+r.pad == whole.end
+		}
 		if r.text && n.runs != nil {
 			if k == 0 {
 				n.runs.std = append(n.runs.std, span{r.start, r.end})
@@ -333,23 +549,56 @@ func (c *cursor) covers(start, end int) bool {
 }
 
 // decode decodes s[start:end] in alphabet a, offers the result and
-// reports whether it is text.
+// reports whether it is text. A run long enough that decodes to noise is
+// kept for repairFailed.
 func (e *expander) decode(vi int, a *alphabet, s string, start, end int) bool {
 	e.src = append(e.src[:0], s[start:end]...)
 	b, ok := a.decode(e.buf[:0], e.src)
+	text := ok && e.offer(cand{n: end - start, view: vi, start: start, enc: a.enc}, b)
 	if !ok {
 		e.buf = b[:0]
-		return false
 	}
-	return e.offer(cand{n: end - start, view: vi, start: start, enc: a.enc}, b)
+	if !text && a.decodedLen(end-start) >= minRepair {
+		e.failed = append(e.failed, failedRun{a, start, end})
+	}
+	return text
+}
+
+// minRepair is the fewest decoded bytes of a run worth repairing: over
+// the thousands of runs of a large attachment, fewer bytes of noise
+// read as plain text by chance now and then.
+const minRepair = 16
+
+// A failedRun is a run that decoded to noise, for repairRun.
+type failedRun struct {
+	a          *alphabet
+	start, end int
+}
+
+// decodedLen is the number of bytes n characters of the alphabet decode
+// to.
+func (a *alphabet) decodedLen(n int) int {
+	switch a.enc {
+	case Hex:
+		return n / 2
+	case Base32:
+		return n * 5 / 8
+	}
+	return n * 3 / 4
 }
 
 // offer queues decoded bytes for the next depth if they are new text, and
-// reports whether they are text.
+// reports whether they are text. Decodings are shorter than what they
+// decode, but NFKC, HTML entities and punycode can lengthen text: a view
+// longer than maxViewLen is left out, and the expansion is incomplete.
 func (e *expander) offer(c cand, b []byte) bool {
 	e.buf = b[:0]
 	if len(b) == 0 || !isText(b) {
 		return false
+	}
+	if len(b) > maxViewLen(len(e.orig)) {
+		e.incomplete, e.overgrown = true, true
+		return true
 	}
 	if !e.isSeen(b) {
 		if dropped := e.pend.add(c, b); dropped >= minEvidence {
@@ -482,8 +731,10 @@ func (p *pending) down(i int) {
 	}
 }
 
-// isText reports valid UTF-8 with at least 80% printable runes; tabs and
-// line breaks count as printable.
+// isText reports valid UTF-8 with at least 80% printable runes; spaces of
+// every width, tabs and line breaks count as printable, and so do
+// invisible format characters (zero-width spaces, joiners, tags), which
+// hide text between letters but are not noise.
 func isText(b []byte) bool {
 	if !utf8.Valid(b) {
 		return false
@@ -502,7 +753,7 @@ func isText(b []byte) bool {
 		r, size := utf8.DecodeRune(b[i:])
 		i += size
 		total++
-		if unicode.IsPrint(r) {
+		if unicode.IsPrint(r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) {
 			printable++
 		}
 	}

@@ -309,7 +309,8 @@ func checkExpandBounds(t fataler, s string) ([]View, bool) {
 	var vs []View
 	decoded := 0
 	seen := map[string]bool{}
-	complete := Expand(s, func(v View) {
+	limit := 8*len(s) + maxExtra
+	complete, overgrown := expandOvergrown(s, func(v View) {
 		if len(vs) == 0 {
 			if v.Text != s || len(v.Via) != 0 {
 				t.Fatalf("first view is not the original")
@@ -322,24 +323,30 @@ func checkExpandBounds(t fataler, s string) ([]View, bool) {
 			if !isText([]byte(v.Text)) {
 				t.Fatalf("view %q is not text", v.Text)
 			}
+			if len(v.Text) > maxViewLen(len(s)) {
+				t.Fatalf("view of %d bytes, bound %d", len(v.Text), maxViewLen(len(s)))
+			}
 		}
 		if seen[v.Text] {
 			t.Fatalf("view %q twice", v.Text)
 		}
 		seen[v.Text] = true
 		vs = append(vs, View{Text: v.Text, Via: slices.Clone(v.Via)})
-	})
-	limit := 8*len(s) + maxExtra
+	}, limit)
 	if len(vs) > maxViews {
 		t.Fatalf("%d views, bound %d", len(vs), maxViews)
 	}
 	if decoded > limit {
 		t.Fatalf("%d decoded bytes, bound %d", decoded, limit)
 	}
-	// No decoding is longer than s, so one was left out only if the views
-	// ran out or the bytes left were fewer than len(s).
-	if !complete && len(vs) < maxViews && decoded <= limit-len(s) {
+	// No view is longer than maxViewLen, so one was left out only if the
+	// views ran out, the bytes left were fewer than that, or a rewrite
+	// was longer.
+	if !complete && !overgrown && len(vs) < maxViews && decoded <= limit-maxViewLen(len(s)) {
 		t.Fatalf("incomplete with %d views and %d of %d decoded bytes", len(vs), decoded, limit)
+	}
+	if overgrown && complete {
+		t.Fatalf("a view was left out for its length, and the expansion is complete")
 	}
 	return vs, complete
 }
@@ -389,6 +396,17 @@ func FuzzExpand(f *testing.F) {
 	f.Add("a+b%21c%zz%")
 	f.Add("https://x.example/?d=YUdWc2JHOGdkMjl5YkdRPQ")
 	for _, s := range adversarialSeeds() {
+		f.Add(s)
+	}
+	for _, s := range hostileSeeds() {
+		f.Add(s)
+	}
+	for _, s := range []string{
+		caesar(secretNote, 13), reverseRunes(b64(secretNote)), leet(secretNote), spacedOut(shortToken, "-"),
+		jsonEscapeAll(secretNote), htmlNamed(secretNote), quotedPrintableAll(secretNote), fullwidth(secretNote),
+		cyrillicLookalikes(secretNote), tagChars(secretNote), variationSelectors(secretNote), hexLabels(secretToken),
+		pathSegments(secretNote), queryKeys(secretToken), "https://xn--80ahdkcimkddcj3e6a1g.example/",
+	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
