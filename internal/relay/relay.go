@@ -161,9 +161,10 @@ type Relay struct {
 	// batch at a time; it is woken once per batch, not once per record.
 	// written is what tainted calls wrote to this server, as synced from
 	// the store up to writtenSeq (the newest store.MaxWritten).
-	writtenMu  sync.Mutex
-	written    []*flow.Observation
-	writtenSeq int64
+	writtenMu     sync.Mutex
+	written       []*flow.Observation
+	writtenSeq    int64
+	writtenSynced time.Time
 	// recordedPolicies are the hashes of the policies this relay has
 	// stored for its recordings; guarded by flushMu.
 	recordedPolicies map[string]bool
@@ -392,6 +393,9 @@ func (r *Relay) flushAudit() {
 	r.writeRecordings(items)
 }
 
+// writtenSyncEvery is how often syncWritten reads the store.
+const writtenSyncEvery = time.Second
+
 // syncWritten returns what tainted calls wrote to this server, any
 // session's, synced from the store. A store that cannot be read leaves
 // what was synced before: the labels it adds only ever tighten.
@@ -401,6 +405,13 @@ func (r *Relay) syncWritten(ctx context.Context) []*flow.Observation {
 	}
 	r.writtenMu.Lock()
 	defer r.writtenMu.Unlock()
+	// At most one query a second: what other sessions wrote reaches this
+	// one within that, and a busy proxy does not pay a query per result.
+	now := r.opts.Now()
+	if now.Sub(r.writtenSynced) < writtenSyncEvery {
+		return r.written
+	}
+	r.writtenSynced = now
 	err := r.opts.Written.Written(ctx, string(r.opts.Identity), r.writtenSeq, func(seq int64, o *flow.Observation) {
 		r.written = append(r.written, o)
 		r.writtenSeq = seq
