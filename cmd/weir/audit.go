@@ -53,6 +53,21 @@ func auditPath(file string) (string, error) {
 	return filepath.Join(home, "audit.log"), nil
 }
 
+// auditFiles are the files of the audit log at --file (or
+// $WEIR_HOME/audit.log), rotated ones first, for the commands that read
+// them all.
+func auditFiles(file string) ([]string, error) {
+	path, err := auditPath(file)
+	if err != nil {
+		return nil, err
+	}
+	files, err := audit.Files(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no audit log at %s yet: it is created by the first decision of weir run", path)
+	}
+	return files, err
+}
+
 func newAuditTailCmd() *cobra.Command {
 	var (
 		n      int

@@ -2,10 +2,8 @@ package main
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,14 +44,7 @@ does.`,
 			if err != nil {
 				return err
 			}
-			path, err := auditPath(file)
-			if err != nil {
-				return err
-			}
-			files, err := audit.Files(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("no audit log at %s yet: it is created by the first decision of weir run", path)
-			}
+			files, err := auditFiles(file)
 			if err != nil {
 				return err
 			}

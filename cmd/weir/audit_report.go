@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -46,14 +45,7 @@ report: its header says where the log breaks.`,
 			if err != nil {
 				return err
 			}
-			path, err := auditPath(file)
-			if err != nil {
-				return err
-			}
-			files, err := audit.Files(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("no audit log at %s yet: it is created by the first decision of weir run", path)
-			}
+			files, err := auditFiles(file)
 			if err != nil {
 				return err
 			}

@@ -699,15 +699,10 @@ var (
 )
 
 func (d *decoder) approval(e entry) {
-	v := deref(e.v)
-	if isNull(v) {
+	m, ok := d.section(e, "approval", "{timeout: 2m, ttl: 10m}", apprLevel)
+	if !ok {
 		return
 	}
-	if v.Kind != yaml.MappingNode {
-		d.errAt(v, "approval", "want a mapping, e.g. {timeout: 2m, ttl: 10m}, got %s", describe(v))
-		return
-	}
-	m, _ := d.mapping(v, "approval", apprLevel)
 	for _, a := range []struct {
 		name   string
 		dst    **time.Duration
@@ -725,16 +720,27 @@ func (d *decoder) approval(e entry) {
 	}
 }
 
-func (d *decoder) record(e entry) {
+// section decodes a top-level mapping of scalar settings (approval:,
+// record:, audit:): its valid keys, or false when it is absent or not a
+// mapping (reported).
+func (d *decoder) section(e entry, key, example string, lvl *level) (map[string]entry, bool) {
 	v := deref(e.v)
 	if isNull(v) {
-		return
+		return nil, false
 	}
 	if v.Kind != yaml.MappingNode {
-		d.errAt(v, "record", "want a mapping, e.g. {enabled: true, retention_days: 30}, got %s", describe(v))
+		d.errAt(v, key, "want a mapping, e.g. %s, got %s", example, describe(v))
+		return nil, false
+	}
+	m, _ := d.mapping(v, key, lvl)
+	return m, true
+}
+
+func (d *decoder) record(e entry) {
+	m, ok := d.section(e, "record", "{enabled: true, retention_days: 30}", recLevel)
+	if !ok {
 		return
 	}
-	m, _ := d.mapping(v, "record", recLevel)
 	if e, ok := m["enabled"]; ok {
 		if b, ok := d.boolean("record.enabled", e.v); ok {
 			d.l.recEnabled = &b
@@ -752,15 +758,10 @@ func (d *decoder) record(e entry) {
 }
 
 func (d *decoder) auditSection(e entry) {
-	v := deref(e.v)
-	if isNull(v) {
+	m, ok := d.section(e, "audit", "{max_size: 64MiB}", auditLevel)
+	if !ok {
 		return
 	}
-	if v.Kind != yaml.MappingNode {
-		d.errAt(v, "audit", "want a mapping, e.g. {max_size: 64MiB}, got %s", describe(v))
-		return
-	}
-	m, _ := d.mapping(v, "audit", auditLevel)
 	if e, ok := m["max_size"]; ok {
 		sv := deref(e.v)
 		n, err := ParseSize(sv.Value)
