@@ -82,6 +82,10 @@ func TestRecordReplayLearn(t *testing.T) {
 		files := f.connect(t, ctx, "files", f.filesFS, session)
 		every := f.connect(t, ctx, "everything", f.every, session)
 		memory := f.connect(t, ctx, "memory", serverMemory(t), session)
+		// The session ends before its recordings are read: a live proxy
+		// stores them in batches (up to 250 ms late), one that ends
+		// stores the rest.
+		defer func() { files.Close(); every.Close(); memory.Close() }()
 		blocked := map[string]bool{}
 		for _, c := range []struct {
 			server string

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,12 +52,12 @@ type Call struct {
 	Listed bool     `json:"listed,omitempty"`
 	// Watermark is the session mirror's sequence number: the decision read
 	// the session's observations up to it.
-	Watermark    int64             `json:"watermark"`
-	NoID         bool              `json:"no_id,omitempty"`
-	Withheld     string            `json:"withheld,omitempty"`
-	RateExceeded []string          `json:"rate_exceeded,omitempty"`
-	Digest       *engine.ArgDigest `json:"digest"`
-	Facts        []Fact            `json:"facts,omitempty"`
+	Watermark    int64              `json:"watermark"`
+	NoID         bool               `json:"no_id,omitempty"`
+	Withheld     string             `json:"withheld,omitempty"`
+	RateExceeded []string           `json:"rate_exceeded,omitempty"`
+	Digest       *engine.DigestWire `json:"digest"`
+	Facts        []Fact             `json:"facts,omitempty"`
 
 	Verdict  string    `json:"verdict"`
 	Rule     string    `json:"rule,omitempty"`
@@ -170,12 +171,13 @@ func NewCall(h *fingerprint.Hasher, in CallInputs) store.Rec {
 	body := Call{
 		Policy: PolicyHash(in.Policy), Labels: c.Labels.Labels.Names(), Listed: c.Labels.Listed,
 		Watermark: in.Watermark, NoID: c.NoID, Withheld: c.Withheld, RateExceeded: c.RateExceeded,
-		Digest:  d.Digest,
 		Verdict: d.Verdict.String(), Rule: string(d.Rule), Reason: d.Reason, Sources: d.Sources,
 	}
-	if body.Digest == nil {
-		body.Digest = engine.DigestArgs(h, c.Args)
+	dg := d.Digest
+	if dg == nil {
+		dg = engine.DigestArgs(h, c.Args)
 	}
+	body.Digest = dg.Wire()
 	for _, f := range d.Findings {
 		body.Findings = append(body.Findings, Finding{string(f.Rule), f.Verdict.String(), f.Reason})
 	}
@@ -208,7 +210,10 @@ func NewCall(h *fingerprint.Hasher, in CallInputs) store.Rec {
 				body.Learned = append(body.Learned, Learned{Arg: arg, Dir: dir})
 			}
 		}
-		scheme, host, err := policy.URLHost(v)
+		scheme, host, err := "", "", errNoScheme
+		if schemeFirst(v) {
+			scheme, host, err = policy.URLHost(v)
+		}
 		if err != nil {
 			f.NotURL = true
 		} else {
@@ -227,6 +232,30 @@ func NewCall(h *fingerprint.Hasher, in CallInputs) store.Rec {
 		body.Facts = append(body.Facts, f)
 	})
 	return rec(in.Session, in.Server, c.Tool, in.At, KindCall, body)
+}
+
+var errNoScheme = errors.New("no scheme")
+
+// schemeFirst reports whether s begins with a scheme as url.Parse reads
+// one (a letter, then letters, digits, "+", "-" or ".", then ":"). A
+// string that does not has neither scheme nor host for policy.URLHost,
+// whatever follows, so it need not be parsed: url.Parse of 4 KB of prose
+// escapes all of it.
+func schemeFirst(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.':
+			if i == 0 {
+				return false
+			}
+		case c == ':':
+			return i > 0
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // hostHashes are the keyed hashes of a canonical host and of every domain

@@ -246,7 +246,11 @@ func (rp *replayer) call(ctx context.Context, r store.Rec, c *Call, defs map[str
 	if err != nil {
 		return Outcome{}, fmt.Errorf("record %d: %w", r.Seq, err)
 	}
-	ec := engine.Call{Server: r.Server, Tool: r.Tool, Digest: c.Digest, NoID: c.NoID, Withheld: c.Withheld, RateExceeded: c.RateExceeded}
+	dg, err := c.Digest.Digest()
+	if err != nil {
+		return Outcome{}, fmt.Errorf("record %d: the argument digest is damaged (%w)", r.Seq, err)
+	}
+	ec := engine.Call{Server: r.Server, Tool: r.Tool, Digest: dg, NoID: c.NoID, Withheld: c.Withheld, RateExceeded: c.RateExceeded}
 	pol := recPol
 	var notRe []string
 	if rp.cand == nil {

@@ -166,8 +166,12 @@ type Relay struct {
 	writtenSeq    int64
 	writtenSynced time.Time
 	// recordedPolicies are the hashes of the policies this relay has
-	// stored for its recordings; guarded by flushMu.
+	// stored for its recordings; recPending are the decisions whose
+	// recordings wait to be made and stored, since recStored. All three
+	// are guarded by flushMu.
 	recordedPolicies map[string]bool
+	recPending       []auditItem
+	recStored        time.Time
 	// flushMu serialises writes, so records reach the log in order.
 	auditMu   sync.Mutex
 	auditBuf  []auditItem
@@ -345,9 +349,22 @@ func (r *Relay) recordWith(rec *audit.Record, args json.RawMessage, recording fu
 // calls, and a record still reaches the log within milliseconds.
 const auditLinger = 10 * time.Millisecond
 
+// Recordings are evidence for weir replay and weir learn, not a control,
+// so they are stored in larger batches than audit records: at most
+// recordLinger after the decision, or once maxRecPending wait. Making a
+// recording digests the call's arguments and one SQLite transaction then
+// serves hundreds of calls. A proxy killed with SIGKILL loses at most the
+// last recordLinger of recordings; its audit log loses nothing.
+const (
+	recordLinger  = 250 * time.Millisecond
+	maxRecPending = 256
+)
+
 // auditLoop writes buffered records in batches until Run ends, then writes
 // what is left.
 func (r *Relay) auditLoop() {
+	recTimer := time.NewTimer(recordLinger)
+	defer recTimer.Stop()
 	for {
 		select {
 		case <-r.auditWake:
@@ -356,8 +373,14 @@ func (r *Relay) auditLoop() {
 			case <-r.auditStop:
 			}
 			r.flushAudit()
+			recTimer.Reset(recordLinger)
+		case <-recTimer.C:
+			if r.flushRecordings(false) {
+				recTimer.Reset(recordLinger)
+			}
 		case <-r.auditStop:
 			r.flushAudit()
+			r.flushRecordings(true)
 			return
 		}
 	}
@@ -390,7 +413,28 @@ func (r *Relay) flushAudit() {
 	case err != nil:
 		r.log.Error("audit log write failed; decisions continue", "err", err)
 	}
-	r.writeRecordings(items)
+	r.writeWritten(items)
+	for _, it := range items {
+		if it.recording != nil {
+			r.recPending = append(r.recPending, it)
+		}
+	}
+	if len(r.recPending) >= maxRecPending {
+		r.writeRecordings()
+	}
+}
+
+// flushRecordings stores the waiting recordings when the last were stored
+// recordLinger ago, or now when all is true. It reports whether some are
+// still waiting. (The wall clock, not opts.Now: this is batching, not
+// a decision.)
+func (r *Relay) flushRecordings(all bool) (waiting bool) {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	if all || time.Since(r.recStored) >= recordLinger {
+		r.writeRecordings()
+	}
+	return len(r.recPending) > 0
 }
 
 // writtenSyncEvery is how often syncWritten reads the store.
@@ -426,10 +470,10 @@ func (r *Relay) syncWritten(ctx context.Context) []*flow.Observation {
 	return r.written
 }
 
-// writeRecordings stores the recordings of a batch. Recording is evidence,
-// not a control: a failure is logged and decisions go on.
-func (r *Relay) writeRecordings(items []auditItem) {
-	var recs []store.Rec
+// writeWritten stores what the tainted calls of a batch wrote: unlike a
+// recording it is a control (what comes back must carry its label), so it
+// is stored with the batch's audit records.
+func (r *Relay) writeWritten(items []auditItem) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, it := range items {
@@ -438,9 +482,23 @@ func (r *Relay) writeRecordings(items []auditItem) {
 				r.log.Warn("keeping what a tainted call wrote failed; reading it back later will not be tainted", "err", err)
 			}
 		}
-		if it.recording == nil {
-			continue
-		}
+	}
+}
+
+// writeRecordings makes and stores the waiting recordings; the caller
+// holds flushMu. Recording is evidence, not a control: a failure is logged
+// and decisions go on.
+func (r *Relay) writeRecordings() {
+	items := r.recPending
+	r.recPending = nil
+	r.recStored = time.Now()
+	if len(items) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	recs := make([]store.Rec, 0, len(items))
+	for _, it := range items {
 		rec, pol := it.recording()
 		recs = append(recs, rec)
 		if hash := recording.PolicyHash(pol); !r.recordedPolicies[hash] {
