@@ -40,7 +40,7 @@ func TestSizesReads(t *testing.T) {
 		{in: `[{"d":"00000000000000ff","n":3}]`, want: Sizes{{0xff, 3}}}, // the earlier form
 		{in: `"/wAAAAAAAAAD"`, want: Sizes{{0xff, 3}}},
 		{in: `""`, want: nil},
-		{in: `"/wAAAAAAAA"`, bad: true},  // a hash cut short
+		{in: `"/wAAAAAAAA"`, bad: true},   // a hash cut short
 		{in: `"/wAAAAAAAACA"`, bad: true}, // a length cut short
 		{in: `"not base64!"`, bad: true},
 		{in: `7`, bad: true},
