@@ -26,6 +26,7 @@ import (
 	"github.com/weir-sec/weir/internal/policy"
 	"github.com/weir-sec/weir/internal/policy/policyfile"
 	"github.com/weir-sec/weir/internal/relay"
+	"github.com/weir-sec/weir/internal/scratch"
 	"github.com/weir-sec/weir/internal/store"
 	"github.com/weir-sec/weir/internal/transport"
 )
@@ -40,6 +41,7 @@ type runFlags struct {
 	maxMessage     int
 	requestTimeout time.Duration
 	grace          time.Duration
+	scratch        bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -70,6 +72,7 @@ desktop client puts a remote server behind Weir (weir wrap writes this).
 		Example: `  weir run --name notes -- npx -y @modelcontextprotocol/server-filesystem ~/notes
   weir run --name web --policy ./policy.yaml -- uvx mcp-server-fetch
   weir run --monitor -- ./my-server --stdio
+  weir run --name github --scratch -- npx -y @modelcontextprotocol/server-github
   weir run --name linear --upstream https://mcp.linear.app/mcp --header 'Authorization: Bearer ${LINEAR_TOKEN}'`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 && f.upstream == "" {
@@ -97,6 +100,7 @@ desktop client puts a remote server behind Weir (weir wrap writes this).
 	cmd.Flags().StringArrayVar(&f.headerEnv, "header-env", nil, "with --upstream: a header whose value is the environment variable VAR, 'Name=VAR' (repeatable; for clients that expand ${...} in args themselves)")
 	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: $WEIR_HOME/policy.yaml, else the built-in default)")
 	cmd.Flags().BoolVar(&f.monitor, "monitor", false, "decide and log everything, block nothing")
+	cmd.Flags().BoolVar(&f.scratch, "scratch", false, "store every tool's large JSON-array results as tables and add the weir_query tool (the policy's scratch: block names tools one by one)")
 	cmd.Flags().IntVar(&f.maxMessage, "max-message-bytes", jsonrpc.DefaultMaxMessage, "largest JSON-RPC message accepted from either side")
 	cmd.Flags().DurationVar(&f.requestTimeout, "request-timeout", relay.DefaultRequestTimeout, "how long a request may wait for the server's answer before Weir answers it with an error (0 waits forever)")
 	cmd.Flags().DurationVar(&f.grace, "shutdown-grace", 3*time.Second, "how long the server gets to exit after its input closes, and again after SIGTERM")
@@ -123,7 +127,11 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 		stopChild()
 	}()
 
-	r := env.relay(f, log, pin.CommandLine(argv, ""), engine.PackageOf(argv))
+	r, err := env.relay(f, log, pin.CommandLine(argv, ""), engine.PackageOf(argv))
+	if err != nil {
+		stopChild()
+		return &exitError{code: 2, err: err}
+	}
 	defer reloadOnHUP(f.policy, env, f.monitor, log, r.SetPolicy)()
 
 	// When the client closes its input, the relay closes the server's: that
@@ -169,7 +177,10 @@ func runRemote(ctx context.Context, f runFlags) error {
 	defer env.close()
 	up := transport.NewHTTPUpstream(u.String(), transport.HTTPOptions{Header: hdr, MaxMessage: f.maxMessage, Logger: log})
 	defer up.Close()
-	r := env.relay(f, log, pin.CommandLine(nil, u.String()), u.Hostname())
+	r, err := env.relay(f, log, pin.CommandLine(nil, u.String()), u.Hostname())
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
 	defer reloadOnHUP(f.policy, env, f.monitor, log, r.SetPolicy)()
 	err = r.Run(ctx, transport.NewStdio(pollableStdin(), os.Stdout, f.maxMessage), up)
 	if err != nil && ctx.Err() == nil {
@@ -208,8 +219,17 @@ func headersFromEnv(h http.Header, vals []string, getenv func(string) (string, b
 }
 
 // relay is a weir run proxy's relay, in the proxy's session.
-func (e *env) relay(f runFlags, log *slog.Logger, command, pkg string) *relay.Relay {
+func (e *env) relay(f runFlags, log *slog.Logger, command, pkg string) (*relay.Relay, error) {
 	pol, ask := e.policies(f.monitor)
+	// The bounds are read now: a reload changes which tools are stored,
+	// not the bounds, and a proxy started with no scratch tools (and no
+	// --scratch) has no scratch database until it is restarted.
+	if f.scratch || len(pol.Scratch.Tools) > 0 {
+		var err error
+		if e.scratch, err = scratch.Open(gateway.ScratchOptions(pol.Scratch)); err != nil {
+			return nil, fmt.Errorf("the scratch database could not be opened: %w", err)
+		}
+	}
 	return relay.New(relay.Options{
 		Server:         f.name,
 		Session:        e.session,
@@ -226,7 +246,9 @@ func (e *env) relay(f runFlags, log *slog.Logger, command, pkg string) *relay.Re
 		Approvals:      e.book,
 		Logger:         log,
 		RequestTimeout: requestTimeout(f.requestTimeout),
-	})
+		Scratch:        e.scratch,
+		ScratchAll:     f.scratch,
+	}), nil
 }
 
 // policies is the policy and the one for clients that can ask a person,
@@ -298,6 +320,7 @@ type env struct {
 	store       *store.SQLite
 	audit       *audit.Log
 	book        *approval.Book
+	scratch     *scratch.DB // the proxy's scratch database, when it has one
 }
 
 func openEnv(ctx context.Context, policyPath string) (*env, error) {
@@ -345,6 +368,9 @@ func openEnv(ctx context.Context, policyPath string) (*env, error) {
 }
 
 func (e *env) close() {
+	if e.scratch != nil {
+		e.scratch.Close()
+	}
 	e.store.Close()
 	e.audit.Close()
 }

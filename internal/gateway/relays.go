@@ -13,6 +13,7 @@ import (
 	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/policy"
 	"github.com/weir-sec/weir/internal/relay"
+	"github.com/weir-sec/weir/internal/scratch"
 	"github.com/weir-sec/weir/internal/transport"
 )
 
@@ -40,7 +41,7 @@ type Relays struct {
 
 	mu          sync.Mutex
 	policy, ask *policy.Policy
-	live        map[*relay.Relay]bool
+	live        map[*relay.Relay]*scratch.DB // each live relay and its scratch database (nil for none)
 }
 
 // NewRelays returns the relay set for deps.
@@ -48,7 +49,7 @@ func NewRelays(deps Deps) *Relays {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Relays{deps: deps, health: &Health{up: map[string]bool{}}, policy: deps.Policy, ask: deps.Ask, live: map[*relay.Relay]bool{}}
+	return &Relays{deps: deps, health: &Health{up: map[string]bool{}}, policy: deps.Policy, ask: deps.Ask, live: map[*relay.Relay]*scratch.DB{}}
 }
 
 // Health is each upstream's last known state.
@@ -106,7 +107,17 @@ func (rs *Relays) relay(name string, s transport.FrontSession, command, pkg stri
 	if s.Principal != "" {
 		ident = s.Principal + "/" + name
 	}
+	// A session's scratch database is its own, like its session mirror:
+	// tables of one session are never visible to another.
+	var db *scratch.DB
+	if sc := rs.policy.Scratch; len(sc.Tools) > 0 {
+		var err error
+		if db, err = scratch.Open(ScratchOptions(sc)); err != nil {
+			rs.deps.Logger.Warn("the scratch database could not be opened; results pass through", "server", name, "err", err)
+		}
+	}
 	r := relay.New(relay.Options{
+		Scratch:        db,
 		Server:         name,
 		Session:        s.Taint,
 		Identity:       pin.Identity(ident),
@@ -124,13 +135,29 @@ func (rs *Relays) relay(name string, s transport.FrontSession, command, pkg stri
 		RequestTimeout: rs.deps.RequestTimeout,
 		Observe:        rs.deps.Metrics.ObserveDecision,
 	})
-	rs.live[r] = true
+	rs.live[r] = db
 	return r
+}
+
+// ScratchOptions are the scratch database's bounds from a policy's
+// scratch: block; a bound it leaves out is the scratch package's default.
+// They are read when a database opens: a reload changes which tools are
+// stored, not the bounds of databases already open.
+func ScratchOptions(s policy.Scratch) scratch.Options {
+	return scratch.Options{
+		MinRows:         s.MinRows,
+		MaxPayloadBytes: int(s.MaxPayloadBytes),
+		MaxSessionBytes: s.MaxSessionBytes,
+		MaxTables:       s.MaxSessionCalls,
+	}
 }
 
 func (rs *Relays) forget(r *relay.Relay) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	if db := rs.live[r]; db != nil {
+		db.Close()
+	}
 	delete(rs.live, r)
 }
 

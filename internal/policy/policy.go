@@ -83,6 +83,9 @@ type Policy struct {
 	// Record says whether sessions are recorded for weir replay and weir
 	// learn, and for how long.
 	Record Record
+	// Scratch says which tools' large results become tables of the
+	// scratch database, queried with weir_query.
+	Scratch Scratch
 	// AuditMaxSize is the size in bytes at which the audit log rotates
 	// (0: never); WEIR_AUDIT_MAX_SIZE overrides it.
 	AuditMaxSize int64
@@ -150,6 +153,32 @@ type Record struct {
 	// RetentionDays is how long a session's records are kept after its
 	// last one.
 	RetentionDays int
+}
+
+// Scratch configures the scratch database (package scratch): the results
+// of matching tools that hold a large JSON array of objects become tables,
+// and the proxy adds the weir_query tool. The zero value is off; a zero
+// bound means the scratch package's default.
+type Scratch struct {
+	// Tools are the tool patterns whose results are stored; none is off.
+	Tools []Glob
+	// MinRows, MaxPayloadBytes, MaxSessionBytes and MaxSessionCalls are
+	// min_rows, max_payload_bytes, max_session_bytes and
+	// max_session_calls.
+	MinRows         int
+	MaxPayloadBytes int64
+	MaxSessionBytes int64
+	MaxSessionCalls int
+}
+
+// Stores reports whether results of tool on server are stored as tables.
+func (s *Scratch) Stores(server, tool string) bool {
+	for _, g := range s.Tools {
+		if g.Match(server, tool) {
+			return true
+		}
+	}
+	return false
 }
 
 // FlowRule is one allow_flows entry, "FROM -> TO".
@@ -238,6 +267,7 @@ func (p *Policy) Clone() *Policy {
 	c.Flow.AllowFlows = slices.Clone(p.Flow.AllowFlows)
 	c.Rules = slices.Clone(p.Rules)
 	c.Config = maps.Clone(p.Config)
+	c.Scratch.Tools = slices.Clone(p.Scratch.Tools)
 	return &c
 }
 

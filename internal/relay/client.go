@@ -144,6 +144,13 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 				}
 				line, p.retry = out, rt
 			}
+			if r.answersQuery(params.Name) {
+				// Weir's own tool: a read-only query of tables in the
+				// proxy's memory, so there is nothing to forward or stop.
+				done = true
+				r.answerQuery(ctx, p, params.Arguments)
+				return
+			}
 			p.labels = r.toolLabels(params.Name)
 			if r.decideCall(ctx, p, params.Arguments, line) {
 				done = true

@@ -21,6 +21,7 @@ import (
 	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/policy"
 	"github.com/weir-sec/weir/internal/recording"
+	"github.com/weir-sec/weir/internal/scratch"
 	"github.com/weir-sec/weir/internal/store"
 )
 
@@ -99,6 +100,13 @@ type Options struct {
 	// Written, when not nil, keeps what tainted sessions wrote to this
 	// server, so that reading it back later keeps it tainted.
 	Written WrittenStore
+	// Scratch, when not nil, is the session's scratch database: results
+	// of the tools the policy's scratch: block names (every tool, with
+	// ScratchAll) that hold a large array become tables, and weir_query is
+	// added to tools/list and answered by the relay. The relay does not
+	// close it.
+	Scratch    *scratch.DB
+	ScratchAll bool
 	// Approvals is the book of approval requests an escalation consults
 	// and records; nil makes every escalation a block.
 	Approvals *approval.Book
@@ -134,8 +142,10 @@ type Relay struct {
 	client, server Transport
 	ids            *idTable
 
-	// scans tracks result scans in flight (see scanResult).
-	scans inflight
+	// scans tracks result scans in flight (see scanResult); queries the
+	// weir_query calls being answered (see answerQuery).
+	scans   inflight
+	queries inflight
 
 	// mirrorMu guards the session mirror. It is separate from mu so that a
 	// decision in progress does not hold up the other pump's bookkeeping.
@@ -274,6 +284,7 @@ func (r *Relay) Run(ctx context.Context, client, server Transport) error {
 	r.serverEnded(serverErr)
 	client.Close() // unblocks the client pump if it is still reading
 	<-clientDone
+	r.queries.Wait()
 	r.scans.Wait()
 	if r.auditStop != nil {
 		close(r.auditStop)

@@ -231,6 +231,21 @@ func (r *Relay) onResult(ctx context.Context, p *pending, result []byte, line []
 		r.replyResult(p, engine.ResultWithheldMessage(r.opts.Server+"/"+p.tool, err))
 		return nil, false
 	}
+	if d.Rewrite != nil {
+		if out, ok := jsonrpc.ReplaceMember(line, "result", d.Rewrite); ok {
+			line = out
+		}
+	}
+	var table string
+	if r.stores(p.tool) {
+		// Stored after its labels are recorded: the session holds the
+		// whole result's fingerprints, whatever the client is shown.
+		labels := d.ResultLabels(res.Labels)
+		for _, o := range d.Delta.Observations {
+			labels |= o.Labels
+		}
+		line, table = r.materialise(ctx, p, labels, line)
+	}
 	if len(d.Texts) > 0 || len(d.Delta.Observations) > 0 || d.Verdict != flow.Allow {
 		// The raw result is kept for the scan: it aliases the reader's
 		// buffer, which the next message overwrites.
@@ -238,13 +253,8 @@ func (r *Relay) onResult(ctx context.Context, p *pending, result []byte, line []
 		r.scans.Add(1)
 		go func() {
 			defer r.scans.Done()
-			r.scanResult(context.WithoutCancel(ctx), in, res, d)
+			r.scanResult(context.WithoutCancel(ctx), in, res, d, table)
 		}()
-	}
-	if d.Rewrite != nil {
-		if out, ok := jsonrpc.ReplaceMember(line, "result", d.Rewrite); ok {
-			return out, true
-		}
 	}
 	return line, true
 }
@@ -253,7 +263,10 @@ func (r *Relay) onResult(ctx context.Context, p *pending, result []byte, line []
 // what they found, records the labels they raise, and audits the result.
 // A result already untrusted is not scanned: the detectors could add
 // nothing to how it is treated.
-func (r *Relay) scanResult(ctx context.Context, in engine.Inputs, res engine.Result, arrival engine.Decision) {
+//
+// table, when not "", is the scratch table the result was stored in: the
+// labels the scan raises are added to it too.
+func (r *Relay) scanResult(ctx context.Context, in engine.Inputs, res engine.Result, arrival engine.Decision, table string) {
 	var findings []detect.Finding
 	if !arrival.ResultLabels(res.Labels).Has(flow.Untrusted) {
 		for _, t := range arrival.Texts {
@@ -261,6 +274,11 @@ func (r *Relay) scanResult(ctx context.Context, in engine.Inputs, res engine.Res
 		}
 	}
 	d := engine.Decide(in, engine.Scanned{Result: res, Findings: findings, Arrival: arrival})
+	if table != "" {
+		for _, o := range d.Delta.Observations {
+			r.opts.Scratch.AddLabels(table, o.Labels)
+		}
+	}
 	err := r.persist(ctx, d.Delta)
 	if err != nil {
 		r.log.Error("recording an injection-bearing result as untrusted failed", "tool", res.Tool, "err", err)
@@ -369,10 +387,10 @@ func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []by
 		}, nil)
 	if d.Rewrite != nil {
 		if out, ok := jsonrpc.ReplaceMember(line, "result", d.Rewrite); ok {
-			return out, true
+			line = out
 		}
 	}
-	return line, true
+	return r.scratchList(line), true
 }
 
 // onInstructions decides the instructions of an initialize or

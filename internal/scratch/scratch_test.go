@@ -297,6 +297,14 @@ func TestLabelsFlowThroughSQL(t *testing.T) {
 	if err == nil || r.Labels != flow.Private {
 		t.Errorf("failing query: err=%v labels=%v", err, r.Labels)
 	}
+	// Labels added after the table was stored (the detectors found an
+	// injection in its result) reach later queries; sink is not a label a
+	// table carries, and an evicted or unknown table is ignored.
+	db.AddLabels(N, flow.Untrusted|flow.Sink)
+	db.AddLabels("t_nosuchtable", flow.Private)
+	if r := mustQuery(t, db, "SELECT count(*) FROM "+N); r.Labels != flow.Untrusted {
+		t.Errorf("after AddLabels: labels %v, want untrusted", r.Labels)
+	}
 	// CallTool reports the same labels.
 	res, labels := db.CallTool(context.Background(), json.RawMessage(`{"sql":"SELECT count(*) FROM `+U+`"}`))
 	if labels != flow.Untrusted || !strings.Contains(string(res), "30") {

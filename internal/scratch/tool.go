@@ -86,3 +86,18 @@ func toolResult(text string, isError bool) json.RawMessage {
 	}{[]map[string]string{{"type": "text", "text": text}}, isError})
 	return b
 }
+
+// ToolDefinition is the weir_query entry for tools/list, with this
+// database's limits in its description.
+func (db *DB) ToolDefinition() json.RawMessage { return ToolDefinition(db.opts) }
+
+// AddLabels adds labels (private, untrusted) to a live table: what the
+// injection detectors find in a result after it was stored reaches every
+// later query that reads its table. A table no longer live is ignored.
+func (db *DB) AddLabels(table string, labels flow.Labels) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if t, ok := db.tables[table]; ok {
+		t.labels |= labels & flow.Legs
+	}
+}

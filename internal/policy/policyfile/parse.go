@@ -150,10 +150,20 @@ type layer struct {
 	recEnabled    *bool
 	recRetention  *int
 	auditMaxSize  *int64
+	scratch       scratchLayer
 	allowFlows    []policy.FlowRule
 	config        map[string]any
 	tools         []policy.ToolEntry
 	rules         []policy.Rule
+}
+
+// scratchLayer is what a file's scratch: sets.
+type scratchLayer struct {
+	tools           []policy.Glob
+	minRows         *int
+	maxPayloadBytes *int64
+	maxSessionBytes *int64
+	maxSessionCalls *int
 }
 
 // presetName is the preset the layer builds on.
@@ -185,6 +195,11 @@ func (l *layer) apply(base *policy.Policy, source string) *policy.Policy {
 	set(&p.Record.Enabled, l.recEnabled)
 	set(&p.Record.RetentionDays, l.recRetention)
 	set(&p.AuditMaxSize, l.auditMaxSize)
+	p.Scratch.Tools = append(p.Scratch.Tools, l.scratch.tools...)
+	set(&p.Scratch.MinRows, l.scratch.minRows)
+	set(&p.Scratch.MaxPayloadBytes, l.scratch.maxPayloadBytes)
+	set(&p.Scratch.MaxSessionBytes, l.scratch.maxSessionBytes)
+	set(&p.Scratch.MaxSessionCalls, l.scratch.maxSessionCalls)
 	p.Flow.AllowFlows = append(p.Flow.AllowFlows, l.allowFlows...)
 	p.Tools = append(p.Tools, l.tools...)
 	if p.Config == nil {
@@ -239,7 +254,7 @@ type level struct {
 }
 
 var (
-	topLevel        = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "record", "audit", "config", "tools", "rules"}}
+	topLevel        = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "record", "audit", "scratch", "config", "tools", "rules"}}
 	flowLevel       = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "tainted_args", "min_matches", "allow_flows"}}
 	toolLevel       = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels", "declassify"}}
 	declassifyLevel = &level{where: `under "declassify:"`, keys: []string{"schema", "as"}}
@@ -249,8 +264,9 @@ var (
 	apprLevel       = &level{where: `under "approval:"`, keys: []string{"timeout", "ttl"}}
 	recLevel        = &level{where: `under "record:"`, keys: []string{"enabled", "retention_days"}}
 	auditLevel      = &level{where: `under "audit:"`, keys: []string{"max_size"}}
+	scratchLevel    = &level{where: `under "scratch:"`, keys: []string{"tools", "min_rows", "max_payload_bytes", "max_session_bytes", "max_session_calls"}}
 
-	levels = []*level{topLevel, flowLevel, apprLevel, recLevel, auditLevel, toolLevel, declassifyLevel, ruleLevel, argLevel, hostsLevel}
+	levels = []*level{topLevel, flowLevel, apprLevel, recLevel, auditLevel, scratchLevel, toolLevel, declassifyLevel, ruleLevel, argLevel, hostsLevel}
 )
 
 const (
@@ -570,6 +586,9 @@ func (d *decoder) document(doc *yaml.Node) {
 	if e, ok := m["audit"]; ok {
 		d.auditSection(e)
 	}
+	if e, ok := m["scratch"]; ok {
+		d.scratch(e)
+	}
 	if e, ok := m["approval"]; ok {
 		d.approval(e)
 	}
@@ -770,6 +789,86 @@ func (d *decoder) auditSection(e entry) {
 			return
 		}
 		d.l.auditMaxSize = &n
+	}
+}
+
+// The bounds of the scratch: settings.
+const (
+	maxScratchRows         = 1_000_000
+	minScratchPayload      = 1 << 10
+	maxScratchPayload      = 64 << 20
+	minScratchSession      = 1 << 20
+	maxScratchSession      = 4 << 30
+	maxScratchSessionCalls = 10_000
+)
+
+func (d *decoder) scratch(e entry) {
+	m, ok := d.section(e, "scratch", `{tools: ["github:list_*"], min_rows: 20}`, scratchLevel)
+	if !ok {
+		return
+	}
+	if e, ok := m["tools"]; ok {
+		v := deref(e.v)
+		switch {
+		case isNull(v):
+			d.errAt(e.k, "scratch.tools", `missing value; want a list of tool patterns whose results become tables, e.g. ["github:list_*"]`)
+		case v.Kind != yaml.SequenceNode:
+			hint := ""
+			if isString(v) {
+				hint = fmt.Sprintf(` (write [%q])`, v.Value)
+			}
+			d.errAt(v, "scratch.tools", `want a list of tool patterns, e.g. ["github:list_*"], got %s%s`, describe(v), hint)
+		default:
+			for i, item := range v.Content {
+				if g, ok := d.glob(indexKey("scratch.tools", i), entry{k: e.k, v: item}); ok {
+					d.l.scratch.tools = append(d.l.scratch.tools, g)
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		key      string
+		min, max int
+		dst      **int
+	}{
+		{"min_rows", 1, maxScratchRows, &d.l.scratch.minRows},
+		{"max_session_calls", 1, maxScratchSessionCalls, &d.l.scratch.maxSessionCalls},
+	} {
+		if e, ok := m[c.key]; ok {
+			want := fmt.Sprintf("a whole number from %d to %d", c.min, c.max)
+			if n, ok := d.integer("scratch."+c.key, deref(e.v), want); ok {
+				if n < c.min || n > c.max {
+					d.errAt(deref(e.v), "scratch."+c.key, "%d is out of range; want %s", n, want)
+				} else {
+					*c.dst = &n
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		key      string
+		min, max int64
+		dst      **int64
+	}{
+		{"max_payload_bytes", minScratchPayload, maxScratchPayload, &d.l.scratch.maxPayloadBytes},
+		{"max_session_bytes", minScratchSession, maxScratchSession, &d.l.scratch.maxSessionBytes},
+	} {
+		if e, ok := m[c.key]; ok {
+			sv := deref(e.v)
+			want := fmt.Sprintf("a size such as 1MiB or 512KiB, from %s to %s", FormatSize(c.min), FormatSize(c.max))
+			n, err := ParseSize(sv.Value)
+			switch {
+			case sv.Kind != yaml.ScalarNode || err != nil:
+				d.errAt(sv, "scratch."+c.key, "want %s, got %s", want, describe(sv))
+			case n < c.min || n > c.max:
+				d.errAt(sv, "scratch."+c.key, "%s is out of range; want %s", sv.Value, want)
+			default:
+				*c.dst = &n
+			}
+		}
+	}
+	if s := d.l.scratch; s.maxPayloadBytes != nil && s.maxSessionBytes != nil && *s.maxPayloadBytes > *s.maxSessionBytes {
+		d.errAt(deref(m["max_payload_bytes"].v), "scratch.max_payload_bytes", "is larger than max_session_bytes (%s): a result that size could never be stored", FormatSize(*s.maxSessionBytes))
 	}
 }
 

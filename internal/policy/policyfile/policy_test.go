@@ -797,3 +797,45 @@ func TestValidPolicies(t *testing.T) {
 		}
 	}
 }
+
+func TestScratchSettings(t *testing.T) {
+	p, err := Parse("p.yaml", []byte("version: 1\nscratch:\n  tools: [\"github:list_*\", read_dir]\n  min_rows: 5\n  max_payload_bytes: 2MiB\n  max_session_bytes: 64MB\n  max_session_calls: 9\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Scratch
+	if s.MinRows != 5 || s.MaxPayloadBytes != 2<<20 || s.MaxSessionBytes != 64_000_000 || s.MaxSessionCalls != 9 {
+		t.Errorf("bounds read as %+v", s)
+	}
+	for _, c := range []struct {
+		server, tool string
+		want         bool
+	}{
+		{"github", "list_issues", true}, {"github", "get_issue", false}, {"files", "read_dir", true}, {"files", "read_file", false},
+	} {
+		if got := s.Stores(c.server, c.tool); got != c.want {
+			t.Errorf("Stores(%s, %s) = %v, want %v", c.server, c.tool, got, c.want)
+		}
+	}
+	for _, name := range PresetNames() {
+		q, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(q.Scratch.Tools) != 0 {
+			t.Errorf("preset %s stores results of %v; scratch is off in every preset", name, q.Scratch.Tools)
+		}
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 1000: "1000", 1 << 10: "1KiB", 1536 << 10: "1536KiB", 64 << 20: "64MiB", 4 << 30: "4GiB"} {
+		got := FormatSize(n)
+		if got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		}
+		if back, err := ParseSize(got); err != nil || back != n {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", got, back, err, n)
+		}
+	}
+}

@@ -36,3 +36,18 @@ func ParseSize(s string) (int64, error) {
 	}
 	return int64(n * float64(mult)), nil
 }
+
+// FormatSize writes n bytes the way ParseSize reads them back: in the
+// largest binary unit that divides it, else in bytes ("64MiB", "1536KiB",
+// "1000").
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.n == 0 {
+			return strconv.FormatInt(n/u.n, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
