@@ -63,4 +63,5 @@ results:
 	$(GO) run ./bench/gateway --readme README.md
 	$(GO) run ./bench/labels --quiet --readme README.md
 	$(GO) run ./bench/poisoning --list 0 --readme README.md
+	$(GO) run ./bench/scratch --readme README.md
 	$(GO) run ./bench/report

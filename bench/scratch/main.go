@@ -3,8 +3,9 @@
 // at most 5×; mcp-sluice measured 18–29×) and the time to materialise
 // 1 MiB, and prints the results as JSON.
 //
-//	go run ./bench/scratch                      # 16 tables of 1 MiB, 20 timed runs
-//	go run ./bench/scratch -tables 64 -out FILE # more tables, results to FILE
+//	go run ./bench/scratch                       # 16 tables of 1 MiB, 20 timed runs, to bench/results/scratch.json
+//	go run ./bench/scratch --readme README.md    # and the README's scratch block
+//	go run ./bench/scratch -tables 64 -out -     # more tables, results to stdout
 //
 // Memory is counted three ways, all after a GC: the Go heap in use, SQLite's
 // own count of its page cache (SQLITE_DBSTATUS_CACHE_USED; with an
@@ -27,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weir-sec/weir/bench/internal/mdblock"
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/scratch"
 )
@@ -66,24 +68,49 @@ func main() {
 	tables := flag.Int("tables", 16, "tables held at once for the memory measurement")
 	size := flag.Int("size", 1<<20, "payload bytes per table")
 	runs := flag.Int("runs", 20, "timed materialisations")
-	out := flag.String("out", "", "write the results here instead of stdout")
+	out := flag.String("out", "bench/results/scratch.json", `results file ("-": stdout)`)
+	readme := flag.String("readme", "", "README whose scratch block to regenerate (empty: none)")
 	flag.Parse()
 	r, err := measure(*tables, *size, *runs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/scratch:", err)
 		os.Exit(1)
 	}
-	r.Commands = []string{"go run ./bench/scratch " + strings.Join(os.Args[1:], " ")}
+	r.Commands = []string{strings.TrimSpace("go run ./bench/scratch " + strings.Join(os.Args[1:], " "))}
 	data, _ := json.MarshalIndent(r, "", "  ")
 	data = append(data, '\n')
-	if *out == "" {
+	if *out == "-" {
 		os.Stdout.Write(data)
-		return
-	}
-	if err := os.WriteFile(*out, data, 0o644); err != nil {
+	} else if err := os.WriteFile(*out, data, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/scratch:", err)
 		os.Exit(1)
 	}
+	if *readme != "" {
+		if err := mdblock.Replace(*readme, readmeStart, readmeEnd, readmeBlock(r, *out)); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/scratch:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+const (
+	readmeStart = "<!-- scratch:start -->"
+	readmeEnd   = "<!-- scratch:end -->"
+)
+
+// readmeBlock is the README's account of a run, every number from r.
+func readmeBlock(r Results, file string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| %d tables of a %.1f MiB payload (%d rows) held at once | per payload byte |\n|---|--:|\n", r.Tables, float64(r.PayloadBytes)/(1<<20), r.Rows)
+	fmt.Fprintf(&b, "| SQLite page cache (where the tables live) | %.2f× |\n", r.SQLitePerPayload)
+	fmt.Fprintf(&b, "| Go heap still in use | %.2f× |\n", r.HeapPerPayload)
+	fmt.Fprintf(&b, "| held in all (heap + page cache) | **%.2f×** |\n", r.HeldPerPayload)
+	fmt.Fprintf(&b, "| process resident set | %.2f× |\n", r.RSSPerPayload)
+	fmt.Fprintf(&b, "| counted against max_session_bytes | %.2f× |\n\n", r.BytesCounted)
+	fmt.Fprintf(&b, "Materialising one payload: median %.1f ms (min %.1f, max %.1f; %.1f MB/s); a GROUP BY over it: median %.2f ms. ",
+		r.MaterialiseMs.Median, r.MaterialiseMs.Min, r.MaterialiseMs.Max, r.MBPerSecond, r.QueryMs.Median)
+	fmt.Fprintf(&b, "%s, %s, %d CPUs, `%s` ([%s](%s)).\n", r.Date[:10], r.Go, r.CPUs, r.Commands[0], file, file)
+	return b.String()
 }
 
 func measure(tables, size, runs int) (Results, error) {
