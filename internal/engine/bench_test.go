@@ -44,8 +44,10 @@ func benchSession(b *testing.B, h *fingerprint.Hasher, total int) *flow.Session 
 
 // BenchmarkDecide is the decision for a sink call with a 4 KB argument
 // against a session holding 1 MB of private text: the argument is fresh
-// text (the common case, nothing to find) or a base64-encoded leak. It
-// reports the median and 99th percentile per decision.
+// text (the common case, nothing to find), the same after earlier calls
+// to the tool (512 bytes of history joined, see Earlier), or a
+// base64-encoded leak. It reports the median and 99th percentile per
+// decision.
 func BenchmarkDecide(b *testing.B) {
 	h := hasher(b)
 	pol := mustPolicy(b, "version: 1\n")
@@ -58,9 +60,13 @@ func BenchmarkDecide(b *testing.B) {
 			return raw
 		}(),
 	}
-	for _, name := range []string{"benign-4KB", "leak-base64-4KB"} {
+	cases["benign-4KB-after-calls"] = cases["benign-4KB"]
+	for _, name := range []string{"benign-4KB", "benign-4KB-after-calls", "leak-base64-4KB"} {
 		b.Run(name, func(b *testing.B) {
 			call := Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: flow.Sink}, Args: cases[name]}
+			if strings.HasSuffix(name, "after-calls") {
+				call.Earlier = &Earlier{Text: prose(998, 512), Calls: 12}
+			}
 			want := flow.Allow
 			if strings.HasPrefix(name, "leak") {
 				want = flow.Block

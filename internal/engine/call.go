@@ -40,6 +40,9 @@ type Call struct {
 	// flow checks read it instead of Args. A replay sets it from a record
 	// (with Args nil); a caller that has one saves the work.
 	Digest *ArgDigest
+	// Earlier, for a sink call, is what its tool received in the
+	// session's earlier calls (see Earlier); nil for none.
+	Earlier *Earlier
 	// Fired, for a call decided from its Digest alone, are the findings
 	// of the policy's rules: they read argument values, which a recording
 	// does not keep, so a replay supplies them.
@@ -50,7 +53,7 @@ type Call struct {
 // first time.
 func (c *Call) digest(h *fingerprint.Hasher) *ArgDigest {
 	if c.Digest == nil {
-		c.Digest = DigestArgs(h, c.Args)
+		c.Digest = DigestCall(h, c.Args, c.Earlier)
 	}
 	return c.Digest
 }

@@ -284,6 +284,13 @@ func (w *DigestWire) Digest() (*ArgDigest, error) {
 // fingerprinted, its tokens and identifiers digested; and the joined edges
 // of consecutive strings.
 func DigestArgs(h *fingerprint.Hasher, args json.RawMessage) *ArgDigest {
+	return DigestCall(h, args, nil)
+}
+
+// DigestCall is DigestArgs with one more view when earlier is not nil:
+// the call's payload joined to what its sink tool received before (see
+// Earlier), for a leak split across calls.
+func DigestCall(h *fingerprint.Hasher, args json.RawMessage, earlier *Earlier) *ArgDigest {
 	dg := &ArgDigest{read: true, NamesPath: namesPath(args), NamesDestination: namesDestination(args)}
 	leaves, err := stringLeaves(args)
 	if err != nil {
@@ -323,6 +330,9 @@ func DigestArgs(h *fingerprint.Hasher, args json.RawMessage) *ArgDigest {
 			// boundary are new, so just the two edges, joined.
 			view("", edges(leaves[i-1].value, leaf.value), nil, false, true)
 		}
+	}
+	if v, ok := splitView(h, leaves, earlier); ok {
+		dg.Views = append(dg.Views, v)
 	}
 	dg.Undecoded = uniqueSorted(dg.Undecoded)
 	dg.domains, dg.hosts = uniqueSorted(dg.domains), uniqueSorted(dg.hosts)

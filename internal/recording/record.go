@@ -175,7 +175,7 @@ func NewCall(h *fingerprint.Hasher, in CallInputs) store.Rec {
 	}
 	dg := d.Digest
 	if dg == nil {
-		dg = engine.DigestArgs(h, c.Args)
+		dg = engine.DigestCall(h, c.Args, c.Earlier)
 	}
 	body.Digest = dg.Wire()
 	for _, f := range d.Findings {

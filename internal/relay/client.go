@@ -257,6 +257,9 @@ func (r *Relay) refuseCall(ctx context.Context, req *jsonrpc.Request, nullID boo
 func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage, line []byte) (answered bool) {
 	pol := r.callPolicy(p)
 	c := engine.Call{Server: r.opts.Server, Tool: p.tool, Labels: p.labels, Args: args}
+	if isSink(p.labels) {
+		c.Earlier = r.sinks.earlier(p.tool)
+	}
 	r.withheldTool(ctx, &c)
 	start := time.Now()
 	d, gathered, watermark, err := r.decide(ctx, pol, c)
@@ -290,6 +293,9 @@ func (r *Relay) decideCall(ctx context.Context, p *pending, args json.RawMessage
 		r.log.Info("decision", "tool", c.Name(), "verdict", d.Verdict.String(), "rule", d.Rule, "enforced", d.Enforced)
 	}
 	if !d.Enforced || !d.Verdict.Stops() {
+		if isSink(p.labels) {
+			r.sinks.add(p.tool, args)
+		}
 		return false
 	}
 	if d.Verdict == flow.Escalate && r.opts.Approvals != nil {

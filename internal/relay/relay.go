@@ -147,6 +147,9 @@ type Relay struct {
 	scans   inflight
 	queries inflight
 
+	// sinks is what the session's sink calls carried (see split.go).
+	sinks sinkHistory
+
 	// mirrorMu guards the session mirror. It is separate from mu so that a
 	// decision in progress does not hold up the other pump's bookkeeping.
 	mirrorMu sync.Mutex
