@@ -354,6 +354,15 @@ func openEnv(ctx context.Context, policyPath string) (*env, error) {
 		return nil, err
 	}
 	e.book = &approval.Book{Store: e.store, Sealer: sealer}
+	// Session state is kept for state.retention_days after a session's
+	// last activity, then pruned to a tombstone of its labels.
+	if days := e.policy.StateRetentionDays; days > 0 {
+		if n, err := e.store.Prune(ctx, time.Now().AddDate(0, 0, -days)); err != nil {
+			slog.Warn("pruning old session state failed", "err", err)
+		} else if n > 0 {
+			slog.Debug("pruned old sessions to their labels", "sessions", n, "retention_days", days)
+		}
+	}
 	// Recordings are kept for record.retention_days after a session's last
 	// record; every proxy prunes the older ones when it starts.
 	if days := e.policy.Record.RetentionDays; days > 0 {

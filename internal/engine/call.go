@@ -111,12 +111,15 @@ func decideCall(in Inputs, c Call) Decision {
 	writeback := !sink || c.namesPath() && !c.namesDestination()
 	counted := make([]bool, len(s.Sources))
 	exempt := make([]bool, len(s.Sources))
-	var privSrc, untrustedSrc, foreignPriv []string
+	var privSrc, untrustedSrc, foreignPriv, prunedPriv []string
 	for i, src := range s.Sources {
 		if p.FlowAllowed(src.Tool, name) {
 			continue
 		}
 		counted[i] = true
+		if src.Labels.Has(flow.Private | flow.Pruned) {
+			prunedPriv = append(prunedPriv, src.Tool)
+		}
 		if src.Labels.Has(flow.Private) {
 			privSrc = append(privSrc, src.Tool)
 			if writeback && serverOf(src.Tool) == c.Server {
@@ -175,6 +178,14 @@ func decideCall(in Inputs, c Call) Decision {
 			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, fmt.Sprintf(
 				"Weir could not examine all of the arguments of %s within its decoding bound (%s), and this session has read private data (from %s), so it treats what it could not decode as that data",
 				name, m.undecoded, list(uniqueSorted(foreignPriv)))})
+		case len(prunedPriv) > 0:
+			// The session's older observations were pruned past
+			// retention: it held private data whose fingerprints are
+			// gone, so no call can be shown not to carry it (DESIGN
+			// rule 3: eviction widens taint).
+			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, fmt.Sprintf(
+				"this session read private data that Weir has since pruned (older than state.retention_days), so it can no longer tell whether the arguments of %s carry it, and treats them as if they do; start a new session to work without this",
+				name)})
 		}
 		tainted, taintSrc = m.tainted(s)
 		d.Tainted = tainted

@@ -85,3 +85,35 @@ func TestReadBack(t *testing.T) {
 		})
 	}
 }
+
+// TestPrunedSessionJudgedStrictly: a session whose observations were
+// pruned past retention keeps only their labels, and every sink call is
+// then judged as carrying the private data Weir can no longer attribute
+// (DESIGN rule 3: eviction widens taint, never narrows it); a call that
+// is not a sink, and a sink call in a session whose pruned data was not
+// private, are not refused for it.
+func TestPrunedSessionJudgedStrictly(t *testing.T) {
+	h := hasher(t)
+	pol := mustPolicy(t, "version: 1\n")
+	tomb := func(l flow.Labels) *flow.Session {
+		var s flow.Session
+		s.Apply(1, &flow.Observation{Tool: flow.PrunedTool, Labels: l | flow.Pruned})
+		return &s
+	}
+	post := Call{Server: "slack", Tool: "post_message", Labels: ToolLabels{Labels: flow.Sink}, Args: args("channel", "#general", "text", "standup moved to ten")}
+	d := decide(pol, h, tomb(flow.Private), post)
+	if d.Verdict != flow.Block || d.Rule != RuleExfiltration || !strings.Contains(d.Reason, "pruned") {
+		t.Errorf("sink call after pruned private data: %s %s: %s", d.Verdict, d.Rule, d.Reason)
+	}
+	if d := decide(pol, h, tomb(flow.Private), Call{Server: "calc", Tool: "add", Args: args("a", "1")}); d.Verdict != flow.Allow {
+		t.Errorf("a call that is not a sink: %s %s", d.Verdict, d.Reason)
+	}
+	if d := decide(pol, h, tomb(0), post); d.Verdict != flow.Allow {
+		t.Errorf("pruned data that was not private: %s %s", d.Verdict, d.Reason)
+	}
+	// The legs survive: untrusted pruned input still counts for integrity.
+	integrity := mustPolicy(t, "version: 1\npreset: integrity\n")
+	if d := decide(integrity, h, tomb(flow.Untrusted), post); d.Verdict != flow.Escalate {
+		t.Errorf("integrity after pruned untrusted input: %s %s", d.Verdict, d.Reason)
+	}
+}

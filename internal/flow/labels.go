@@ -17,9 +17,19 @@ const (
 	Untrusted
 	// Sink marks a tool that can move data out or act on the world.
 	Sink
+	// Pruned marks what the state store keeps of a session's observations
+	// once they are past retention (see PrunedTool): their labels without
+	// their fingerprints. Private data Weir can no longer attribute is
+	// treated as carried by every sink call (DESIGN rule 3: evicting
+	// state widens taint, never narrows it). It is never a tool's label:
+	// no policy can name it.
+	Pruned
 
 	allLabels = Private | Untrusted | Sink
 )
+
+// PrunedTool is the source of a pruned session's tombstone observation.
+const PrunedTool = "weir/pruned"
 
 // Legs are the parts of the lethal trifecta a session can hold: private data
 // seen and untrusted input seen. The third leg, the external action, is the

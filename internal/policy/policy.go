@@ -83,6 +83,10 @@ type Policy struct {
 	// Record says whether sessions are recorded for weir replay and weir
 	// learn, and for how long.
 	Record Record
+	// StateRetentionDays is how long a session's observations are kept
+	// after its last activity; older ones are pruned to a tombstone that
+	// keeps their labels (state.retention_days).
+	StateRetentionDays int
 	// Scratch says which tools' large results become tables of the
 	// scratch database, queried with weir_query.
 	Scratch Scratch

@@ -319,6 +319,10 @@ func dsn(path string) string {
 	return "file:" + p +
 		"?_pragma=busy_timeout(5000)" +
 		"&_pragma=synchronous(NORMAL)" +
+		// Takes effect only in a file that has no tables yet: new stores
+		// give the space pruned sessions took back (Prune). An older file
+		// keeps its mode (changing it needs a VACUUM of the whole file).
+		"&_pragma=auto_vacuum(2)" +
 		"&_txlock=immediate"
 }
 
@@ -581,12 +585,21 @@ func (s *SQLite) Take(ctx context.Context, session, key string, n int, per time.
 	return ok, retryAfter, nil
 }
 
-// Prune drops every session whose last append or take was before olderThan,
-// with all its observations and rate events, and returns how many sessions it
-// dropped. A session's last append or take is recorded to within a minute
-// (they skip the write when the recorded time is fresher than that). A proxy still serving a pruned session keeps
-// its mirror; a new proxy of that session starts empty, so choose olderThan
-// well beyond any live session's idle time (hours, not minutes).
+// Prune replaces the observations of every session whose last append or
+// take was before olderThan with one tombstone: an observation of
+// flow.PrunedTool with the union of their labels and flow.Pruned, and no
+// fingerprints. Their rate events and session grants are dropped, as are
+// the rate events of every other session past olderThan. It returns how
+// many sessions' observations it pruned. A session's last append or take is
+// recorded to within a minute (they skip the write when the recorded time
+// is fresher than that).
+//
+// What the tombstone keeps is what DESIGN rule 3 needs: a proxy that joins
+// the session later, or one still serving it, learns that it held private
+// or untrusted data, and judges every sink call as carrying what it can
+// no longer attribute. Tombstones themselves are never pruned (a row a
+// session); the space the observations took is returned to the file
+// system (incremental vacuum) when the file was created with it.
 func (s *SQLite) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 	cutoff := olderThan.UnixMilli()
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -594,27 +607,61 @@ func (s *SQLite) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
 	}
 	defer tx.Rollback()
-	for _, q := range []string{
-		`DELETE FROM observations WHERE session IN (SELECT session FROM sessions WHERE last_seen < ?)`,
-		`DELETE FROM rate_events WHERE session IN (SELECT session FROM sessions WHERE last_seen < ?)`,
-		`DELETE FROM approval_grants WHERE session IN (SELECT session FROM sessions WHERE last_seen < ?)`,
-	} {
-		if _, err := tx.ExecContext(ctx, q, cutoff); err != nil {
-			return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
-		}
-	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE last_seen < ?`, cutoff)
+	rows, err := tx.QueryContext(ctx, `SELECT o.session, max(o.at), max(o.labels & 1) | max(o.labels & 2)
+		FROM observations o JOIN sessions s ON s.session = o.session
+		WHERE s.last_seen < ?
+		GROUP BY o.session
+		HAVING sum(o.tool != ?) > 0`, cutoff, flow.PrunedTool)
 	if err != nil {
 		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
+	type stale struct {
+		session string
+		at      int64
+		labels  int64
+	}
+	var old []stale
+	for rows.Next() {
+		var st stale
+		if err := rows.Scan(&st.session, &st.at, &st.labels); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
+		}
+		old = append(old, st)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
+	}
+	for _, st := range old {
+		for _, q := range []string{
+			`DELETE FROM observations WHERE session = ?`,
+			`DELETE FROM rate_events WHERE session = ?`,
+			`DELETE FROM approval_grants WHERE session = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, st.session); err != nil {
+				return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
+			}
+		}
+		labels := flow.Labels(st.labels)&flow.Legs | flow.Pruned
+		if _, err := tx.ExecContext(ctx, `INSERT INTO observations (session, at, tool, labels) VALUES (?, ?, ?, ?)`,
+			st.session, st.at, flow.PrunedTool, int64(labels)); err != nil {
+			return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM rate_events WHERE session IN (SELECT session FROM sessions WHERE last_seen < ?)`, cutoff); err != nil {
 		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("state store %s: prune: %w", s.path, err)
 	}
-	return int(n), nil
+	if len(old) > 0 {
+		// A no-op unless the file has auto_vacuum=incremental (new files do).
+		if _, err := s.db.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+			return len(old), fmt.Errorf("state store %s: prune: vacuum: %w", s.path, err)
+		}
+	}
+	return len(old), nil
 }
 
 // Close closes the store.

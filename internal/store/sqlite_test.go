@@ -228,35 +228,81 @@ func TestSchema(t *testing.T) {
 	}
 }
 
+// TestPrune: a session past retention keeps only a tombstone — its
+// labels, Pruned, no fingerprints — so a mirror that joins it later still
+// knows what it held (DESIGN rule 3); a live session is untouched; a
+// second prune leaves the tombstone alone; sequence numbers are never
+// reused; and the file gives the space back.
 func TestPrune(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t)
 	clock := time.UnixMilli(1_000_000)
 	s.now = func() time.Time { return clock }
-	old, err := s.Append(ctx, "old", &flow.Observation{Tool: "a/b", Prints: []uint64{1}})
+	big := make([]uint64, 50_000)
+	for i := range big {
+		big[i] = uint64(i) * 7919
+	}
+	if _, err := s.Append(ctx, "old", &flow.Observation{Tool: "notes/read", Labels: flow.Private, Prints: big}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := s.Append(ctx, "old", &flow.Observation{Tool: "web/fetch", Labels: flow.Untrusted | flow.Sink, Prints: []uint64{3}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock = clock.Add(time.Hour)
-	if _, err := s.Append(ctx, "new", &flow.Observation{Tool: "a/b", Prints: []uint64{2}}); err != nil {
+	if _, err := s.Append(ctx, "clean", &flow.Observation{Tool: "calc/add", Prints: []uint64{4}}); err != nil {
 		t.Fatal(err)
 	}
+	clock = clock.Add(time.Hour)
+	if _, err := s.Append(ctx, "new", &flow.Observation{Tool: "a/b", Labels: flow.Private, Prints: []uint64{2}}); err != nil {
+		t.Fatal(err)
+	}
+	pages := func() (n int64) {
+		s.db.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&n)
+		return n
+	}
+	before := pages()
 	n, err := s.Prune(ctx, clock.Add(-time.Minute))
-	if err != nil || n != 1 {
-		t.Fatalf("Prune = %d, %v; want 1", n, err)
+	if err != nil || n != 2 {
+		t.Fatalf("Prune = %d, %v; want 2", n, err)
 	}
-	var mOld, mNew flow.Session
-	if err := s.Sync(ctx, "old", &mOld); err != nil || len(mOld.Sources) != 0 {
-		t.Errorf("pruned session still has %d rows (%v)", len(mOld.Sources), err)
+	var mOld, mClean, mNew flow.Session
+	if err := s.Sync(ctx, "old", &mOld); err != nil || len(mOld.Sources) != 1 {
+		t.Fatalf("pruned session has %d rows (%v), want its tombstone", len(mOld.Sources), err)
 	}
-	if err := s.Sync(ctx, "new", &mNew); err != nil || len(mNew.Sources) != 1 {
-		t.Errorf("live session has %d rows (%v)", len(mNew.Sources), err)
+	if src := mOld.Sources[0]; src.Tool != flow.PrunedTool || src.Labels != flow.Private|flow.Untrusted|flow.Pruned || mOld.Legs != flow.Legs {
+		t.Errorf("tombstone %+v, legs %v", src, mOld.Legs)
+	}
+	if mOld.PrintSources(nil, 3) != nil {
+		t.Error("the tombstone kept fingerprints")
+	}
+	if err := s.Sync(ctx, "clean", &mClean); err != nil || len(mClean.Sources) != 1 || mClean.Sources[0].Labels != flow.Pruned {
+		t.Errorf("a pruned session with no labels: %+v (%v)", mClean.Sources, err)
+	}
+	if err := s.Sync(ctx, "new", &mNew); err != nil || len(mNew.Sources) != 1 || mNew.Sources[0].Tool != "a/b" {
+		t.Errorf("live session: %+v (%v)", mNew.Sources, err)
+	}
+	if after := pages(); after >= before {
+		t.Errorf("the file kept its %d pages after pruning (%d now)", before, after)
+	}
+	// Tombstones are not pruned again.
+	if n, err := s.Prune(ctx, clock.Add(-time.Minute)); err != nil || n != 0 {
+		t.Errorf("second Prune = %d, %v; want 0", n, err)
+	}
+	// A pruned session that comes back and goes stale again keeps the
+	// labels of both its tombstone and its new rows.
+	clock = clock.Add(time.Hour)
+	if _, err := s.Append(ctx, "old", &flow.Observation{Tool: "calc/add", Prints: []uint64{5}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Prune(ctx, clock.Add(time.Minute)); err != nil || n != 2 { // old and new
+		t.Fatalf("third Prune = %d, %v; want 2", n, err)
+	}
+	var again flow.Session
+	if err := s.Sync(ctx, "old", &again); err != nil || len(again.Sources) != 1 || again.Sources[0].Labels != flow.Private|flow.Untrusted|flow.Pruned {
+		t.Errorf("re-pruned session: %+v (%v)", again.Sources, err)
 	}
 	// Sequence numbers are never reused after a prune: a mirror that
 	// already applied the pruned rows still sees new ones.
-	if _, err := s.Prune(ctx, clock.Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
 	seq, err := s.Append(ctx, "old", &flow.Observation{Tool: "a/b"})
 	if err != nil || seq <= old+1 {
 		t.Errorf("seq after prune %d (%v), want above %d", seq, err, old+1)

@@ -120,5 +120,5 @@ func ExampleSchema() {
 	fmt.Println(len(schema.Properties), "top-level keys")
 	// Output:
 	// https://json-schema.org/draft/2020-12/schema
-	// 13 top-level keys
+	// 14 top-level keys
 }

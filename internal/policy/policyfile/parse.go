@@ -135,26 +135,27 @@ func readError(file string, err error) *Error {
 
 // layer is what one policy file sets; nil fields are keys it leaves out.
 type layer struct {
-	version       *int
-	mode          *policy.Mode
-	preset        *string
-	defaultAction *policy.DefaultAction
-	redactSecrets *bool
-	exfiltration  *flow.Verdict
-	trifecta      *flow.Verdict
-	integrity     *flow.Verdict
-	taintedArgs   *flow.Verdict
-	minMatches    *int
-	apprTimeout   *time.Duration
-	apprTTL       *time.Duration
-	recEnabled    *bool
-	recRetention  *int
-	auditMaxSize  *int64
-	scratch       scratchLayer
-	allowFlows    []policy.FlowRule
-	config        map[string]any
-	tools         []policy.ToolEntry
-	rules         []policy.Rule
+	version        *int
+	mode           *policy.Mode
+	preset         *string
+	defaultAction  *policy.DefaultAction
+	redactSecrets  *bool
+	exfiltration   *flow.Verdict
+	trifecta       *flow.Verdict
+	integrity      *flow.Verdict
+	taintedArgs    *flow.Verdict
+	minMatches     *int
+	apprTimeout    *time.Duration
+	apprTTL        *time.Duration
+	recEnabled     *bool
+	recRetention   *int
+	stateRetention *int
+	auditMaxSize   *int64
+	scratch        scratchLayer
+	allowFlows     []policy.FlowRule
+	config         map[string]any
+	tools          []policy.ToolEntry
+	rules          []policy.Rule
 }
 
 // scratchLayer is what a file's scratch: sets.
@@ -194,6 +195,7 @@ func (l *layer) apply(base *policy.Policy, source string) *policy.Policy {
 	set(&p.Approval.TTL, l.apprTTL)
 	set(&p.Record.Enabled, l.recEnabled)
 	set(&p.Record.RetentionDays, l.recRetention)
+	set(&p.StateRetentionDays, l.stateRetention)
 	set(&p.AuditMaxSize, l.auditMaxSize)
 	p.Scratch.Tools = append(p.Scratch.Tools, l.scratch.tools...)
 	set(&p.Scratch.MinRows, l.scratch.minRows)
@@ -238,6 +240,7 @@ func (l *layer) missing() []string {
 		{"approval.ttl", l.apprTTL != nil},
 		{"record.enabled", l.recEnabled != nil},
 		{"record.retention_days", l.recRetention != nil},
+		{"state.retention_days", l.stateRetention != nil},
 		{"audit.max_size", l.auditMaxSize != nil},
 	} {
 		if !k.set {
@@ -254,7 +257,7 @@ type level struct {
 }
 
 var (
-	topLevel        = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "record", "audit", "scratch", "config", "tools", "rules"}}
+	topLevel        = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "record", "state", "audit", "scratch", "config", "tools", "rules"}}
 	flowLevel       = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "tainted_args", "min_matches", "allow_flows"}}
 	toolLevel       = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels", "declassify"}}
 	declassifyLevel = &level{where: `under "declassify:"`, keys: []string{"schema", "as"}}
@@ -264,9 +267,10 @@ var (
 	apprLevel       = &level{where: `under "approval:"`, keys: []string{"timeout", "ttl"}}
 	recLevel        = &level{where: `under "record:"`, keys: []string{"enabled", "retention_days"}}
 	auditLevel      = &level{where: `under "audit:"`, keys: []string{"max_size"}}
+	stateLevel      = &level{where: `under "state:"`, keys: []string{"retention_days"}}
 	scratchLevel    = &level{where: `under "scratch:"`, keys: []string{"tools", "min_rows", "max_payload_bytes", "max_session_bytes", "max_session_calls"}}
 
-	levels = []*level{topLevel, flowLevel, apprLevel, recLevel, auditLevel, scratchLevel, toolLevel, declassifyLevel, ruleLevel, argLevel, hostsLevel}
+	levels = []*level{topLevel, flowLevel, apprLevel, recLevel, stateLevel, auditLevel, scratchLevel, toolLevel, declassifyLevel, ruleLevel, argLevel, hostsLevel}
 )
 
 const (
@@ -583,6 +587,9 @@ func (d *decoder) document(doc *yaml.Node) {
 	if e, ok := m["record"]; ok {
 		d.record(e)
 	}
+	if e, ok := m["state"]; ok {
+		d.state(e)
+	}
 	if e, ok := m["audit"]; ok {
 		d.auditSection(e)
 	}
@@ -771,6 +778,22 @@ func (d *decoder) record(e entry) {
 				d.errAt(e.v, "record.retention_days", "%d is out of range; want a number of days from 1 to 3650", n)
 			} else {
 				d.l.recRetention = &n
+			}
+		}
+	}
+}
+
+func (d *decoder) state(e entry) {
+	m, ok := d.section(e, "state", "{retention_days: 30}", stateLevel)
+	if !ok {
+		return
+	}
+	if e, ok := m["retention_days"]; ok {
+		if n, ok := d.integer("state.retention_days", e.v, "a number of days from 1 to 3650"); ok {
+			if n < 1 || n > 3650 {
+				d.errAt(e.v, "state.retention_days", "%d is out of range; want a number of days from 1 to 3650", n)
+			} else {
+				d.l.stateRetention = &n
 			}
 		}
 	}

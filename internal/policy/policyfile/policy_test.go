@@ -839,3 +839,15 @@ func TestFormatSize(t *testing.T) {
 		}
 	}
 }
+
+func TestStateRetention(t *testing.T) {
+	p, err := Parse("p.yaml", []byte("version: 1\nstate: {retention_days: 7}\n"))
+	if err != nil || p.StateRetentionDays != 7 {
+		t.Fatalf("state.retention_days read as %v (%v)", p, err)
+	}
+	for _, name := range PresetNames() {
+		if q, err := Preset(name); err != nil || q.StateRetentionDays != 30 {
+			t.Errorf("preset %s keeps state %d days (%v), want 30", name, q.StateRetentionDays, err)
+		}
+	}
+}
