@@ -30,6 +30,9 @@ type ArgDigest struct {
 	NamesDestination bool `json:"names_destination,omitempty"`
 	// Err says why the arguments could not be read ("" when they could).
 	Err string `json:"err,omitempty"`
+	// Unread marks a digest without views (see DigestNames): the call was
+	// decided without reading what its arguments carry.
+	Unread bool `json:"unread,omitempty"`
 
 	// domains and hosts are the e-mail domains and URL hosts in the
 	// arguments, for predicates. They are values, so they are never
@@ -223,6 +226,7 @@ type DigestWire struct {
 	NamesPath        bool       `json:"names_path,omitempty"`
 	NamesDestination bool       `json:"names_destination,omitempty"`
 	Err              string     `json:"err,omitempty"`
+	Unread           bool       `json:"unread,omitempty"`
 }
 
 // ViewWire is a ViewDigest in the form a recording stores.
@@ -252,7 +256,7 @@ func (p *packedSizes) UnmarshalJSON(data []byte) error {
 
 // Wire is a in the form a recording stores.
 func (a *ArgDigest) Wire() *DigestWire {
-	w := &DigestWire{Undecoded: a.Undecoded, NamesPath: a.NamesPath, NamesDestination: a.NamesDestination, Err: a.Err}
+	w := &DigestWire{Undecoded: a.Undecoded, NamesPath: a.NamesPath, NamesDestination: a.NamesDestination, Err: a.Err, Unread: a.Unread}
 	for _, v := range a.Views {
 		w.Views = append(w.Views, ViewWire{Path: v.Path, Via: v.Via, Exact: v.Exact, Payload: v.Payload, Len: v.Len,
 			Prints: v.Prints.pack(), Tokens: v.Tokens.pack(), Idents: v.Idents.pack()})
@@ -262,7 +266,7 @@ func (a *ArgDigest) Wire() *DigestWire {
 
 // Digest is the digest w stores; an error says which view is damaged.
 func (w *DigestWire) Digest() (*ArgDigest, error) {
-	a := &ArgDigest{Undecoded: w.Undecoded, NamesPath: w.NamesPath, NamesDestination: w.NamesDestination, Err: w.Err}
+	a := &ArgDigest{Undecoded: w.Undecoded, NamesPath: w.NamesPath, NamesDestination: w.NamesDestination, Err: w.Err, Unread: w.Unread}
 	for i, v := range w.Views {
 		d := ViewDigest{Path: v.Path, Via: v.Via, Exact: v.Exact, Payload: v.Payload, Len: v.Len}
 		var err error
@@ -285,6 +289,20 @@ func (w *DigestWire) Digest() (*ArgDigest, error) {
 // of consecutive strings.
 func DigestArgs(h *fingerprint.Hasher, args json.RawMessage) *ArgDigest {
 	return DigestCall(h, args, nil)
+}
+
+// DigestNames is the part of a digest that costs nothing to compute:
+// whether the arguments name a path or a destination, and whether they can
+// be read at all, with no views (Unread). A recording keeps it for a call
+// whose decision read nothing more: a tool that is not a sink, in a session
+// with nothing to attribute. Expanding and fingerprinting every argument
+// of every such call cost a busy proxy a sixth of its CPU.
+func DigestNames(args json.RawMessage) *ArgDigest {
+	dg := &ArgDigest{read: true, Unread: true, NamesPath: namesPath(args), NamesDestination: namesDestination(args)}
+	if _, err := stringLeaves(args); err != nil {
+		dg.Err = err.Error()
+	}
+	return dg
 }
 
 // DigestCall is DigestArgs with one more view when earlier is not nil:

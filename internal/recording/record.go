@@ -164,8 +164,10 @@ type CallInputs struct {
 	Home, Cwd string
 }
 
-// NewCall records a decided call. It computes the argument digest when the
-// decision did not, which is why the relay calls it off the hot path.
+// NewCall records a decided call. It computes the argument digest of a
+// sink call when the decision did not, which is why the relay calls it off
+// the hot path; for any other call the decision did not read the
+// arguments for, only what DigestNames keeps.
 func NewCall(h *fingerprint.Hasher, in CallInputs) store.Rec {
 	c, d := in.Call, in.Decision
 	body := Call{
@@ -174,8 +176,15 @@ func NewCall(h *fingerprint.Hasher, in CallInputs) store.Rec {
 		Verdict: d.Verdict.String(), Rule: string(d.Rule), Reason: d.Reason, Sources: d.Sources,
 	}
 	dg := d.Digest
-	if dg == nil {
+	switch {
+	case dg != nil:
+	case c.Labels.Labels.Has(flow.Sink):
 		dg = engine.DigestCall(h, c.Args, c.Earlier)
+	default:
+		// Not a sink, and the decision needed no attribution (it would
+		// have made the digest): a replay under a policy that judges
+		// this call by its arguments says it cannot (see Replay).
+		dg = engine.DigestNames(c.Args)
 	}
 	body.Digest = dg.Wire()
 	for _, f := range d.Findings {

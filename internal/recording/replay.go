@@ -277,6 +277,12 @@ func (rp *replayer) call(ctx context.Context, r store.Rec, c *Call, defs map[str
 		ec.Labels = engine.Label(pol, r.Server, def)
 		ec.RateExceeded = nil
 		ec.Fired, notRe = rp.fire(recPol, c, r, ec, rates)
+		if dg.Unread && (ec.Labels.Labels.Has(flow.Sink) || s.Legs != 0) {
+			// Recorded when neither the tool was a sink nor anything was
+			// there to attribute: what the arguments carry is unknown.
+			notRe = append(notRe, "flow checks")
+			rp.notes["calls recorded without their argument views (not a sink, nothing to attribute when made) were not judged by the flow checks: flow checks"] = true
+		}
 	}
 	d := engine.Decide(engine.Inputs{Policy: pol, Hasher: rp.h, Session: s}, ec)
 	out := Outcome{

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -288,4 +289,35 @@ func TestLearnReplaysClean(t *testing.T) {
 func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestReplayUnreadCall: a call that is not a sink, made in a session with
+// nothing to attribute, is recorded without its argument views (the
+// decision did not read them), replays exactly under its own policy, and
+// under a candidate that makes the tool a sink says the flow checks were
+// not re-evaluated rather than passing it unread.
+func TestReplayUnreadCall(t *testing.T) {
+	b := newBench(t, "version: 1\n")
+	b.call("calc", "add", map[string]any{"a": 1, "b": 2, "note": "carry this along"})
+	var body Call
+	_ = b.st.Records(context.Background(), 0, "", func(r store.Rec) error {
+		if r.Kind == KindCall {
+			json.Unmarshal(r.Body, &body)
+		}
+		return nil
+	})
+	if body.Digest == nil || !body.Digest.Unread || len(body.Digest.Views) != 0 {
+		t.Fatalf("recorded digest %+v, want unread with no views", body.Digest)
+	}
+	if rep := b.replay(nil); rep.Counts.Mismatch != 0 || rep.Calls != 1 {
+		t.Fatalf("replay under the recorded policy: %+v", rep.Counts)
+	}
+	cand, err := policyfile.Parse("c.yaml", []byte("version: 1\ntools:\n  - {match: \"calc:add\", labels: [sink]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := b.replay(cand)
+	if len(rep.Outcomes) != 1 || !slices.Contains(rep.Outcomes[0].NotReevaluated, "flow checks") {
+		t.Fatalf("replay under a candidate that makes it a sink: %+v", rep.Outcomes)
+	}
 }
