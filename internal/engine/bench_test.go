@@ -65,7 +65,10 @@ func BenchmarkDecide(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			call := Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: flow.Sink}, Args: cases[name]}
 			if strings.HasSuffix(name, "after-calls") {
-				call.Earlier = &Earlier{Text: prose(998, 512), Calls: 12}
+				call.Earlier = &Earlier{}
+				for i := range 12 { // the most 512 bytes of history hold in pieces of 40
+					call.Earlier.Parts = append(call.Earlier.Parts, prose(uint64(900+i), 40))
+				}
 			}
 			want := flow.Allow
 			if strings.HasPrefix(name, "leak") {

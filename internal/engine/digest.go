@@ -349,9 +349,7 @@ func DigestCall(h *fingerprint.Hasher, args json.RawMessage, earlier *Earlier) *
 			view("", edges(leaves[i-1].value, leaf.value), nil, false, true)
 		}
 	}
-	if v, ok := splitView(h, leaves, earlier); ok {
-		dg.Views = append(dg.Views, v)
-	}
+	dg.Views = append(dg.Views, splitViews(h, leaves, earlier)...)
 	dg.Undecoded = uniqueSorted(dg.Undecoded)
 	dg.domains, dg.hosts = uniqueSorted(dg.domains), uniqueSorted(dg.hosts)
 	return dg

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/weir-sec/weir/internal/fingerprint"
@@ -26,12 +27,15 @@ import (
 
 // Earlier is what a sink tool received in the session's earlier calls.
 type Earlier struct {
-	// Text is the end of their payloads (see SinkPayload), oldest first,
-	// a line each.
-	Text string
-	// Calls is how many earlier calls Text holds some of.
-	Calls int
+	// Parts are the ends of their payloads (see SinkPayload), oldest
+	// first, one a call.
+	Parts []string
 }
+
+// maxSkipJoins bounds the earlier calls a payload is also joined to one by
+// one, past the calls between: a leak whose pieces are interleaved with
+// other messages to the same tool.
+const maxSkipJoins = 4
 
 // SinkPayload is the text a sink call carries out: its string arguments
 // but those that name where it goes (a recipient, channel, host, a lone
@@ -89,45 +93,74 @@ func argName(path string) string {
 	return rest
 }
 
-// splitView is the view of a call joined to what its tool received
-// before, or false when there is nothing to join or nothing new in it.
-func splitView(h *fingerprint.Hasher, leaves []leaf, e *Earlier) (ViewDigest, bool) {
-	if e == nil || e.Text == "" || e.Calls <= 0 {
-		return ViewDigest{}, false
+// splitViews are the views of a call joined to what its tool received
+// before: its payload's start after the end of all of it, and after each
+// of the last maxSkipJoins calls alone (pieces of a leak sent with other
+// messages between them). Each keeps only the prints neither side has
+// alone; views with none are left out.
+func splitViews(h *fingerprint.Hasher, leaves []leaf, e *Earlier) []ViewDigest {
+	if e == nil || len(e.Parts) == 0 {
+		return nil
 	}
-	payload := payloadText(leaves)
-	if payload == "" {
-		return ViewDigest{}, false
-	}
+	// The start of the payload, and the path of its first argument.
+	var b strings.Builder
 	path := ""
 	for _, l := range leaves {
-		if !namesWhere(l) {
-			path = l.path
+		if b.Len() >= edgeBytes {
 			break
 		}
+		if namesWhere(l) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		} else {
+			path = l.path
+		}
+		b.WriteString(l.value[:min(len(l.value), edgeBytes)])
+	}
+	payload := b.String()
+	if payload == "" {
+		return nil
 	}
 	// Only windows that straddle the join are new, and a window spans
 	// K+W−1 normalised bytes: the edges of the two sides (see edges) are
-	// all the view needs, whatever their lengths. Prints of either edge
+	// all a view needs, whatever their lengths. Prints of either edge
 	// alone are not the join's: the earlier text was judged when it was
 	// sent, and this call's own views hold its own.
-	tail, head := e.Text, payload
-	if len(tail) > edgeBytes {
-		tail = tail[len(tail)-edgeBytes:]
-	}
+	head := payload
 	if len(head) > edgeBytes {
 		head = head[:edgeBytes]
 	}
-	before := map[uint64]bool{}
-	for _, p := range h.Prints(h.Prints(nil, tail), head) {
-		before[p] = true
+	// The edges are a few hundred bytes: a few dozen prints each, which a
+	// linear scan checks faster than a map is built.
+	headPrints := h.Prints(nil, head)
+	var leftPrints, joinedPrints []uint64
+	join := func(left, via string) (ViewDigest, bool) {
+		if len(left) > edgeBytes {
+			left = left[len(left)-edgeBytes:]
+		}
+		leftPrints = h.Prints(leftPrints[:0], left)
+		joined := left + "\n" + head
+		joinedPrints = fingerprint.SortUnique(h.Prints(joinedPrints[:0], joined))
+		v := ViewDigest{Path: path, Via: []string{via}, Payload: true, Len: len(strings.TrimSpace(joined))}
+		for _, p := range joinedPrints {
+			if !slices.Contains(headPrints, p) && !slices.Contains(leftPrints, p) {
+				v.Prints = append(v.Prints, p)
+			}
+		}
+		return v, len(v.Prints) > 0
 	}
-	joined := tail + "\n" + head
-	v := ViewDigest{Path: path, Via: []string{fmt.Sprintf("split across %d calls", e.Calls+1)}, Payload: true, Len: len(strings.TrimSpace(joined))}
-	for _, p := range fingerprint.SortUnique(h.Prints(nil, joined)) {
-		if !before[p] {
-			v.Prints = append(v.Prints, p)
+	var out []ViewDigest
+	n := len(e.Parts)
+	if v, ok := join(strings.Join(e.Parts, "\n"), fmt.Sprintf("split across %d calls", n+1)); ok {
+		out = append(out, v)
+	}
+	for k := 1; k <= maxSkipJoins && k < n; k++ {
+		// The part k calls before the last: k calls between it and this.
+		if v, ok := join(e.Parts[n-1-k], fmt.Sprintf("split across calls, %d %s between", k, plural(k, "call", "calls"))); ok {
+			out = append(out, v)
 		}
 	}
-	return v, len(v.Prints) > 0
+	return out
 }

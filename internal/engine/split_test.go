@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,12 +26,12 @@ func (tr *trail) earlier() *Earlier {
 	if len(tr.parts) == 0 {
 		return nil
 	}
-	return &Earlier{Text: strings.Join(tr.parts, "\n"), Calls: len(tr.parts)}
+	return &Earlier{Parts: slices.Clone(tr.parts)}
 }
 
 func (tr *trail) add(args json.RawMessage) {
 	tr.parts = append(tr.parts, SinkPayload(args))
-	for n := len(strings.Join(tr.parts, "\n")); n > 512 && len(tr.parts) > 1; n = len(strings.Join(tr.parts, "\n")) {
+	for n := len(strings.Join(tr.parts, "")); n > 512 && len(tr.parts) > 1; n = len(strings.Join(tr.parts, "")) {
 		tr.parts = tr.parts[1:]
 	}
 }
@@ -95,6 +96,14 @@ func TestSplitLeak(t *testing.T) {
 	}
 	if i, d := post(h, pol, s, benign); i >= 0 {
 		t.Errorf("benign message %d (%q) refused: %s", i, benign[i], d.Reason)
+	}
+	// Pieces with ordinary messages between them are joined too.
+	var interleaved []string
+	for i, p := range chunks(minutes, 25) {
+		interleaved = append(interleaved, p, benign[i%len(benign)])
+	}
+	if i, d := post(h, pol, s, interleaved); i < 0 || i > 7 || !strings.Contains(d.Reason, "between") {
+		t.Errorf("pieces of 25 with messages between: first blocked %d (%s)", i, d.Reason)
 	}
 	// The same pieces to a session that read nothing private: no leak.
 	if i, _ := post(h, pol, session(t, h), chunks(minutes, 25)); i >= 0 {

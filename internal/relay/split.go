@@ -3,6 +3,7 @@ package relay
 import (
 	"container/list"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/weir-sec/weir/internal/engine"
@@ -45,14 +46,7 @@ func (h *sinkHistory) earlier(tool string) *engine.Earlier {
 		return nil
 	}
 	t := el.Value.(*sinkTrail)
-	e := &engine.Earlier{Calls: len(t.parts)}
-	for i, p := range t.parts {
-		if i > 0 {
-			e.Text += "\n"
-		}
-		e.Text += p
-	}
-	return e
+	return &engine.Earlier{Parts: slices.Clone(t.parts)}
 }
 
 // add keeps the end of what a call that reached tool carried.
