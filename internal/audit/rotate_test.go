@@ -464,3 +464,39 @@ func TestConcurrentRotation(t *testing.T) {
 		t.Errorf("temporary files left: %v", leftovers)
 	}
 }
+
+// TestNextFileWaitsForFirstLine: a follower that finds the new file of a
+// rotation before the writer has put a whole line in it waits, rather than
+// taking the empty or half-written file for a replacement.
+func TestNextFileWaitsForFirstLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRecords(t, l, 1, 2)
+	l.Close()
+	old, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	st, _ := old.Stat()
+	lines := readLines(t, path)
+	// The file the log goes on in, before and while its first line is
+	// written.
+	next := filepath.Join(dir, "next.log")
+	for name, content := range map[string][]byte{"empty": nil, "half a line": lines[1][:len(lines[1])/2]} {
+		os.WriteFile(next, content, 0o600)
+		nf, err := nextFile(old, st.Size(), next)
+		if nf != nil || err != nil {
+			t.Errorf("%s: nextFile = %v, %v; want to wait (nil, nil)", name, nf, err)
+		}
+	}
+	// A whole first line that does not continue the chain is refused.
+	os.WriteFile(next, append(lines[0], '\n'), 0o600)
+	if nf, err := nextFile(old, st.Size(), next); nf != nil || err == nil || !strings.Contains(err.Error(), "does not continue its chain") {
+		t.Errorf("a foreign file: nextFile = %v, %v", nf, err)
+	}
+}

@@ -198,6 +198,15 @@ func follow(ctx context.Context, path string, after int64, fn func(Record) error
 			if err != nil {
 				return err
 			}
+			if nf == nil {
+				timer.Reset(pollInterval)
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-timer.C:
+				}
+				continue
+			}
 			f.Close()
 			f, off, pending, skipping = nf, 0, pending[:0], false
 			if orig, err = f.Stat(); err != nil {
@@ -267,7 +276,8 @@ func fileWith(path string, seq int64) (*os.File, error) {
 // nextFile opens the file that continues old (of the given size) after a
 // rotation took it from path: the rotated file named for the seq after
 // old's last record, if the log has rotated again since, else the file at
-// path. Its first record must continue old's chain.
+// path. Its first record must continue old's chain. It returns nil and no
+// error while that file's first line is not yet whole.
 func nextFile(old *os.File, size int64, path string) (*os.File, error) {
 	seq, hash, _, err := lastLink(old, size)
 	if err != nil {
@@ -280,13 +290,42 @@ func nextFile(old *os.File, size int64, path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: follow: %w", err)
 	}
-	line, _, err := readLine(bufio.NewReader(nf))
+	// The writer creates the new file and then writes to it: until its
+	// first line is whole, there is nothing to judge yet (nil, nil).
+	line, whole, err := firstLine(nf)
+	if err != nil {
+		nf.Close()
+		return nil, fmt.Errorf("audit: follow: %w", err)
+	}
+	if !whole && len(line) <= MaxLine {
+		nf.Close()
+		return nil, nil
+	}
 	var first Record
-	if err != nil || json.Unmarshal(line, &first) != nil || first.Seq != seq+1 || first.Prev != hash {
+	if !whole || json.Unmarshal(line, &first) != nil || first.Seq != seq+1 || first.Prev != hash {
 		nf.Close()
 		return nil, fmt.Errorf("audit: follow: %s was replaced by another file, which does not continue its chain (seq %d after %s)", path, seq, short(hash))
 	}
 	return nf, nil
+}
+
+// firstLine reads f's first line, without its newline, and whether it is
+// whole (ends in a newline); it stops reading past MaxLine bytes.
+func firstLine(f *os.File) (line []byte, whole bool, err error) {
+	br := bufio.NewReader(f)
+	for len(line) <= MaxLine {
+		frag, err := br.ReadSlice('\n')
+		line = append(line, frag...)
+		switch {
+		case err == nil:
+			return line[:len(line)-1], true, nil
+		case err == io.EOF:
+			return line, false, nil
+		case err != bufio.ErrBufferFull:
+			return nil, false, err
+		}
+	}
+	return line, false, nil
 }
 
 // waitOpen opens path for reading, polling until it exists or ctx is done,
