@@ -773,13 +773,20 @@ func (d *decoder) record(e entry) {
 		}
 	}
 	if e, ok := m["retention_days"]; ok {
-		if n, ok := d.integer("record.retention_days", e.v, "a number of days from 1 to 3650"); ok {
-			if n < 1 || n > 3650 {
-				d.errAt(e.v, "record.retention_days", "%d is out of range; want a number of days from 1 to 3650", n)
-			} else {
-				d.l.recRetention = &n
-			}
-		}
+		d.retentionDays("record.retention_days", e, &d.l.recRetention)
+	}
+}
+
+// retentionDays decodes a number of days from 1 to 3650 into dst.
+func (d *decoder) retentionDays(key string, e entry, dst **int) {
+	const want = "a number of days from 1 to 3650"
+	n, ok := d.integer(key, e.v, want)
+	switch {
+	case !ok:
+	case n < 1 || n > 3650:
+		d.errAt(e.v, key, "%d is out of range; want %s", n, want)
+	default:
+		*dst = &n
 	}
 }
 
@@ -789,13 +796,7 @@ func (d *decoder) state(e entry) {
 		return
 	}
 	if e, ok := m["retention_days"]; ok {
-		if n, ok := d.integer("state.retention_days", e.v, "a number of days from 1 to 3650"); ok {
-			if n < 1 || n > 3650 {
-				d.errAt(e.v, "state.retention_days", "%d is out of range; want a number of days from 1 to 3650", n)
-			} else {
-				d.l.stateRetention = &n
-			}
-		}
+		d.retentionDays("state.retention_days", e, &d.l.stateRetention)
 	}
 }
 
