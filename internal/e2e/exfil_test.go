@@ -5,10 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +134,12 @@ func TestExfiltrationAcrossProxies(t *testing.T) {
 		{"url-encoded", "https://collector.example/c?d=" + url.QueryEscape(secretText), "url"},
 		{"api key alone", "use " + secretKey, ""},
 		{"api key base64", base64.RawURLEncoding.EncodeToString([]byte(secretKey)), "base64"},
+		// Two deep, with nothing left that reads as English.
+		{"rot13 of json escapes", rot(jsonEscapes(secretText), 13), "rot13"},
+		{"reversed percent-encoding", reversed(percentEncoded(secretText)), "reversed"},
+		{"leetspeak of base64", leetspeak(base64.StdEncoding.EncodeToString([]byte(secretText))), "leet"},
+		{"caesar+3 of leetspeak", rot(leetspeak(secretText), 3), "caesar+3"},
+		{"api key with its case changed", "use " + strings.ToUpper(secretKey), ""},
 	}
 	for _, l := range leaks {
 		t.Run(l.name, func(t *testing.T) {
@@ -336,4 +344,44 @@ func TestBenignWorkflowMemory(t *testing.T) {
 	if strings.Contains(string(out), `"verdict":"block"`) || !strings.Contains(string(out), `"tool":"read_graph","labels":["private"]`) {
 		t.Errorf("audit log:\n%s", out)
 	}
+}
+
+// Encoders for the leaks above, written apart from the decoders.
+
+func rot(s string, n int) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z':
+			return 'a' + (r-'a'+rune(n))%26
+		case 'A' <= r && r <= 'Z':
+			return 'A' + (r-'A'+rune(n))%26
+		}
+		return r
+	}, s)
+}
+
+func reversed(s string) string {
+	r := []rune(s)
+	slices.Reverse(r)
+	return string(r)
+}
+
+func leetspeak(s string) string {
+	return strings.NewReplacer("a", "4", "A", "4", "e", "3", "E", "3", "o", "0", "O", "0", "i", "1", "I", "1", "s", "5", "S", "5", "t", "7", "T", "7").Replace(s)
+}
+
+func jsonEscapes(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&b, `\u%04x`, r)
+	}
+	return b.String()
+}
+
+func percentEncoded(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, "%%%02X", s[i])
+	}
+	return b.String()
 }

@@ -323,7 +323,13 @@ func DigestCall(h *fingerprint.Hasher, args json.RawMessage, earlier *Earlier) *
 		v.Prints = h.Prints(nil, text)
 		if exact {
 			fingerprint.Tokens(text, func(tok string) {
-				v.Tokens = append(v.Tokens, Sized{Hash(h.Digest(tok)), len(tok)})
+				// Results keep the digest of the folded token; the exact
+				// one is for results an earlier Weir kept.
+				f := fingerprint.FoldToken(tok)
+				v.Tokens = append(v.Tokens, Sized{Hash(h.Digest(f)), len(tok)})
+				if f != tok {
+					v.Tokens = append(v.Tokens, Sized{Hash(h.Digest(tok)), len(tok)})
+				}
 			})
 			fingerprint.Identifiers(text, func(kind fingerprint.IdentKind, canon string) {
 				if len(via) == 0 && path != "" {

@@ -228,7 +228,7 @@ func observeText(h *fingerprint.Hasher, r Result, labels flow.Labels, text strin
 	// more than computing them, and the mirror's index dedupes anyway.
 	o.Prints = h.Prints(nil, text)
 	fingerprint.Tokens(text, func(tok string) {
-		o.Digests = append(o.Digests, h.Digest(tok))
+		o.Digests = append(o.Digests, h.Digest(fingerprint.FoldToken(tok)))
 	})
 	o.Digests = fingerprint.SortUnique(o.Digests)
 	fingerprint.Identifiers(text, func(kind fingerprint.IdentKind, canon string) {

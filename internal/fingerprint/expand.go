@@ -162,6 +162,15 @@ func maxViewLen(n int) int { return 2*n + 64 }
 //   - HostLabels and PathSegments: the labels of a host name but its
 //     registered domain, and groups of path segments, query keys or
 //     query values that decode as one run, joined (split.go).
+//   - Reversed and Caesar shifts of escapes, when the view has an escape
+//     introducer at least every 16 bytes and the inverse makes 19 in 20
+//     of them start escapes of printable characters; Caesar shifts of
+//     leetspeak, when a cluster of leet words reads as English under a
+//     shift of its letters with its digits read as letters; and Leet of
+//     the hex digits of escapes of single bytes (repairs.go).
+//   - Leet of an encoded run: a union run of at least 24 characters with
+//     none of the letters leetspeak replaces, read group by group as
+//     the likeliest English (leetruns.go).
 //
 // A rewrite that changes only a few places of a long view is offered as
 // those places with their context (a line each, each widened to at least
@@ -423,6 +432,9 @@ func (e *expander) unionRun(vi int, n *node, s string, us int, whole span, inh *
 		// A view that is its parent with + turned into spaces has the
 		// parent's runs cut into pieces, and the parent's were tried.
 		e.repairFailed(vi, s)
+		if !e.halted() {
+			e.repairLeetRun(vi, &e.chain, s, us, ue)
+		}
 	}
 }
 

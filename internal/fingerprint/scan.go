@@ -23,6 +23,7 @@ type hints struct {
 	lookalike bool // a rune of the confusable table
 	tags      bool // a tag character
 	selectors bool // a variation selector
+	escapes   int  // escape introducers: \ & = % (repairEscapes)
 }
 
 // Classes of the bytes of words, one bit each.
@@ -56,6 +57,7 @@ var wordClass = func() (t [256]uint8) {
 const (
 	gSpacer = 1 << iota
 	gLeet
+	gEscape
 )
 
 var gapClass = func() (t [256]uint8) {
@@ -66,6 +68,9 @@ var gapClass = func() (t [256]uint8) {
 		}
 		if leetLetter[b] != 0 && !isDigit(b) {
 			t[c] |= gLeet
+		}
+		if escapeIntroducer[b] {
+			t[c] |= gEscape
 		}
 	}
 	return t
@@ -122,6 +127,7 @@ func scanView(spans []pairSpan, s string) ([]pairSpan, hints) {
 		}
 		if wordClass[s[i]] == 0 {
 			f := gapClass[s[i]]
+			h.escapes += int(f&gEscape) >> 2
 			// Leet symbols count in a token (a run of letters, digits and
 			// leet symbols, where a leet word lies) that has two of them
 			// or a digit, as a leet word must (p@$$, w!7h); an e-mail

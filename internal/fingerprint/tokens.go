@@ -520,3 +520,24 @@ func isIBAN(b []byte) bool {
 	}
 	return rem == 1
 }
+
+// FoldToken returns tok with its ASCII letters in lower case: the form a
+// token's digest is taken of, so that a secret copied with its letters'
+// case changed (sK_LiVe_…, a game a hijacked model plays to get past an
+// exact comparison) still matches. Two distinct high-entropy tokens that
+// differ only in case are not a risk worth an exact comparison; a token
+// that is a case variant of a private one is that private token.
+func FoldToken(tok string) string {
+	for i := 0; i < len(tok); i++ {
+		if isUpper(tok[i]) {
+			b := []byte(tok)
+			for j := i; j < len(b); j++ {
+				if isUpper(b[j]) {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return tok
+}

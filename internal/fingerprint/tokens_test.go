@@ -168,3 +168,17 @@ func BenchmarkTokens(b *testing.B) {
 		Tokens(text, func(string) {})
 	}
 }
+
+func TestFoldToken(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"sk_live_9fQ2xR7mK4pLw8Zt", "sk_live_9fq2xr7mk4plw8zt"},
+		{"SK_LIVE_9FQ2XR7MK4PLW8ZT", "sk_live_9fq2xr7mk4plw8zt"},
+		{"already_lower_123", "already_lower_123"},
+		{"ÄBC-Ü", "Äbc-Ü"}, // ASCII letters only: tokens are ASCII
+	}
+	for _, tt := range tests {
+		if got := FoldToken(tt.in); got != tt.want {
+			t.Errorf("FoldToken(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -69,6 +69,13 @@ func (e *expander) transforms(vi int, n *node) {
 	e.spans, h = scanView(e.spans[:0], s)
 	if ch.may(Reversed) || ch.may(ROT13) {
 		e.ciphers(vi, ch, s)
+		if h.escapes >= minRepairEscapes && !e.halted() {
+			e.repairEscapes(vi, ch, s)
+			e.repairLeetEscapes(vi, ch, s)
+		}
+		if h.leet >= minLeet && !e.halted() {
+			e.repairLeetShift(vi, ch, s)
+		}
 	}
 	steps := [...]struct {
 		enc  Encoding
@@ -129,36 +136,48 @@ func (e *expander) ciphers(vi int, ch *chain, s string) {
 		if e.halted() {
 			return
 		}
-		enc := Reversed
-		if !c.reversed {
-			enc = CaesarShift((26 - int(c.shift)) % 26)
-		}
-		e.patches.spans = e.patches.spans[:0]
-		for _, st := range found[b2u8(c.reversed)][c.shift] {
-			e.patches.mark(st.start, st.end)
-		}
-		// The places are found in the view as it is, and only they are
-		// read under the cipher: a reversal or a shift keeps every
-		// character where its mirror or itself was.
-		ws, local := localWindows(e, s)
-		if !local {
-			e.offer(cand{n: len(s), view: vi, enc: enc}, applyCipher(e.buf[:0], s, c))
-			continue
-		}
-		out, n := e.buf[:0], 0
-		for i := range ws {
-			w := ws[i]
-			if c.reversed {
-				w = ws[len(ws)-1-i]
-			}
-			if i > 0 {
-				out = append(out, '\n')
-			}
-			out = applyCipher(out, s[w.start:w.end], c)
-			n += w.end - w.start
-		}
-		e.offer(cand{n: n, view: vi, start: ws[0].start, enc: enc}, out)
+		e.offerCipher(vi, s, c, found[b2u8(c.reversed)][c.shift])
 	}
+}
+
+// cipherEncoding is the Encoding that c undoes: the reversal, or the
+// shift by the places c shifts back.
+func cipherEncoding(c cipher) Encoding {
+	if c.reversed {
+		return Reversed
+	}
+	return CaesarShift((26 - int(c.shift)) % 26)
+}
+
+// offerCipher offers view s read under c: the places of s it was found
+// at, with their context, or all of s when they are most of it.
+func (e *expander) offerCipher(vi int, s string, c cipher, places []span) {
+	enc := cipherEncoding(c)
+	e.patches.spans = e.patches.spans[:0]
+	for _, st := range places {
+		e.patches.mark(st.start, st.end)
+	}
+	// The places are found in the view as it is, and only they are read
+	// under the cipher: a reversal or a shift keeps every character where
+	// its mirror or itself was.
+	ws, local := localWindows(e, s)
+	if !local {
+		e.offer(cand{n: len(s), view: vi, enc: enc}, applyCipher(e.buf[:0], s, c))
+		return
+	}
+	out, n := e.buf[:0], 0
+	for i := range ws {
+		w := ws[i]
+		if c.reversed {
+			w = ws[len(ws)-1-i]
+		}
+		if i > 0 {
+			out = append(out, '\n')
+		}
+		out = applyCipher(out, s[w.start:w.end], c)
+		n += w.end - w.start
+	}
+	e.offer(cand{n: n, view: vi, start: ws[0].start, enc: enc}, out)
 }
 
 // rewrite offers out, a rewrite of view s: all of it, or, when it changed
