@@ -111,15 +111,12 @@ func decideCall(in Inputs, c Call) Decision {
 	writeback := !sink || c.namesPath() && !c.namesDestination()
 	counted := make([]bool, len(s.Sources))
 	exempt := make([]bool, len(s.Sources))
-	var privSrc, untrustedSrc, foreignPriv, prunedPriv []string
+	var privSrc, untrustedSrc, foreignPriv, prunedPriv, evictedPriv []string
 	for i, src := range s.Sources {
 		if p.FlowAllowed(src.Tool, name) {
 			continue
 		}
 		counted[i] = true
-		if src.Labels.Has(flow.Private | flow.Pruned) {
-			prunedPriv = append(prunedPriv, src.Tool)
-		}
 		if src.Labels.Has(flow.Private) {
 			privSrc = append(privSrc, src.Tool)
 			if writeback && serverOf(src.Tool) == c.Server {
@@ -127,6 +124,14 @@ func decideCall(in Inputs, c Call) Decision {
 			} else {
 				foreignPriv = append(foreignPriv, src.Tool)
 			}
+		}
+		// What Weir can no longer attribute is judged as carried, but
+		// not into a write back to where it was read from.
+		if src.Labels.Has(flow.Private|flow.Pruned) && !exempt[i] {
+			prunedPriv = append(prunedPriv, src.Tool)
+		}
+		if src.Labels.Has(flow.Private|flow.Evicted) && !exempt[i] {
+			evictedPriv = append(evictedPriv, src.Tool)
 		}
 		if src.Labels.Has(flow.Untrusted) {
 			untrustedSrc = append(untrustedSrc, src.Tool)
@@ -186,6 +191,12 @@ func decideCall(in Inputs, c Call) Decision {
 			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, fmt.Sprintf(
 				"this session read private data that Weir has since pruned (older than state.retention_days), so it can no longer tell whether the arguments of %s carry it, and treats them as if they do; start a new session to work without this",
 				name)})
+		case len(evictedPriv) > 0:
+			// The session read more than its state bound lets Weir keep
+			// fingerprints of, and the oldest were evicted (DESIGN rule 3).
+			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, fmt.Sprintf(
+				"this session read more private data (from %s) than Weir keeps fingerprints of (session.max_bytes), and the oldest were evicted, so it can no longer tell whether the arguments of %s carry it, and treats them as if they do; start a new session, or raise session.max_bytes, to work without this",
+				strings.Join(uniqueSorted(evictedPriv), ", "), name)})
 		}
 		tainted, taintSrc = m.tainted(s)
 		d.Tainted = tainted

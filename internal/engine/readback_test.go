@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -115,5 +116,54 @@ func TestPrunedSessionJudgedStrictly(t *testing.T) {
 	integrity := mustPolicy(t, "version: 1\npreset: integrity\n")
 	if d := decide(integrity, h, tomb(flow.Untrusted), post); d.Verdict != flow.Escalate {
 		t.Errorf("integrity after pruned untrusted input: %s %s", d.Verdict, d.Reason)
+	}
+}
+
+// TestEvictionWidensTaint: a session whose mirror evicted the prints of
+// private results to stay within its bound judges every sink call as
+// carrying them (the leak of an evicted note is still stopped, by the
+// strict rule, and the reason says why), but not a write back to the
+// server the data was read from, nor a call that is not a sink.
+func TestEvictionWidensTaint(t *testing.T) {
+	h := hasher(t)
+	pol := mustPolicy(t, "version: 1\n")
+	s := &flow.Session{MaxBytes: 1}
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu")
+	var first string
+	for i := 0; !s.Evicted; i++ {
+		if i > 2000 {
+			t.Fatal("nothing evicted after 2,000 results")
+		}
+		var b strings.Builder
+		for j := 0; b.Len() < 4096; j++ {
+			fmt.Fprintf(&b, "%s%d ", words[(i*7+j*j)%len(words)], i*4096+j)
+		}
+		if i == 0 {
+			first = b.String()
+		}
+		raw, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": b.String()}}})
+		o, err := Observe(h, Result{Server: "files", Tool: "read_text_file", Labels: flow.Private, Raw: raw, At: int64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Apply(int64(i+1), o)
+	}
+	mail := func(body string) Call {
+		return Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: flow.Sink}, Args: args("to", "x@example.com", "body", body)}
+	}
+	for name, c := range map[string]Call{
+		"a leak of the first, evicted, result": mail(first[:600]),
+		"an unrelated message":                 mail("Lunch at noon on Thursday?"),
+	} {
+		if d := decide(pol, h, s, c); d.Verdict != flow.Block || d.Rule != RuleExfiltration || !strings.Contains(d.Reason, "session.max_bytes") {
+			t.Errorf("%s: %s %s: %s", name, d.Verdict, d.Rule, d.Reason)
+		}
+	}
+	save := Call{Server: "files", Tool: "write_file", Labels: ToolLabels{Labels: flow.Sink}, Args: args("path", "/home/me/notes.md", "content", first[:600])}
+	if d := decide(pol, h, s, save); d.Verdict != flow.Allow {
+		t.Errorf("a write back to the server the data came from: %s %s: %s", d.Verdict, d.Rule, d.Reason)
+	}
+	if d := decide(pol, h, s, Call{Server: "calc", Tool: "add", Args: args("a", "1")}); d.Verdict != flow.Allow {
+		t.Errorf("a call that is not a sink: %s %s", d.Verdict, d.Reason)
 	}
 }

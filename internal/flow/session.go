@@ -1,6 +1,9 @@
 package flow
 
-import "slices"
+import (
+	"slices"
+	"sort"
+)
 
 // An Observation is what one tool result leaves in a session: where it came
 // from, its labels, and keyed hashes of its content. It never holds text.
@@ -46,6 +49,15 @@ type Session struct {
 	Sources []Source
 	// Watermark is the highest sequence number applied.
 	Watermark int64
+	// Evicted reports that fingerprints were evicted to keep within
+	// MaxBytes; the sources they came from carry the Evicted label.
+	Evicted bool
+
+	// MaxBytes bounds the memory the indexes below take (0: no bound).
+	// Past it the oldest part of the largest index is evicted, and the
+	// sources it pointed at are marked Evicted: DESIGN rule 3, eviction
+	// widens taint and never narrows it.
+	MaxBytes int64
 
 	prints  hashIndex
 	digests hashIndex
@@ -80,17 +92,37 @@ func (s *Session) Apply(seq int64, o *Observation) {
 	} else {
 		s.canon[k] = idx
 	}
-	s.prints.grow(len(o.Prints))
-	s.digests.grow(len(o.Digests))
-	s.idents.grow(len(o.Idents))
-	for _, h := range o.Prints {
-		s.prints.add(h, idx)
+	sealed := s.prints.addAll(o.Prints, idx)
+	sealed = s.digests.addAll(o.Digests, idx) || sealed
+	sealed = s.idents.addAll(o.Idents, idx) || sealed
+	if sealed && s.MaxBytes > 0 {
+		s.evict()
 	}
-	for _, h := range o.Digests {
-		s.digests.add(h, idx)
-	}
-	for _, h := range o.Idents {
-		s.idents.add(h, idx)
+}
+
+// Bytes is how much memory the session's indexes take, about.
+func (s *Session) Bytes() int64 { return s.prints.bytes() + s.digests.bytes() + s.idents.bytes() }
+
+// evict drops the oldest sealed part of the largest index until the
+// indexes fit in MaxBytes, or none has a sealed part left, and marks the
+// sources that part pointed at Evicted.
+func (s *Session) evict() {
+	for s.Bytes() > s.MaxBytes {
+		x := &s.prints
+		for _, y := range []*hashIndex{&s.digests, &s.idents} {
+			if len(y.gens) > 0 && (len(x.gens) == 0 || y.bytes() > x.bytes()) {
+				x = y
+			}
+		}
+		if len(x.gens) == 0 {
+			return // only the open parts are left: they are sealed, and evicted, when full
+		}
+		for _, src := range x.gens[0].srcs {
+			s.Sources[src].Labels |= Evicted
+		}
+		s.Evicted = true
+		x.gens[0] = generation{}
+		x.gens = x.gens[1:]
 	}
 }
 
@@ -105,13 +137,147 @@ func (s *Session) IdentSources(dst []int32, h uint64) []int32 { return s.idents.
 // DigestSources is PrintSources for digests.
 func (s *Session) DigestSources(dst []int32, h uint64) []int32 { return s.digests.lookup(dst, h) }
 
-// PrintCount is the number of distinct fingerprints held.
+// PrintCount is the number of fingerprints held (a fingerprint held by
+// several sources, or in several parts of the index, counts once each).
 func (s *Session) PrintCount() int { return s.prints.len() }
 
-// hashIndex maps a hash to the observations that hold it. Almost every hash
-// has exactly one source, so the common case is one map entry of 12 bytes;
-// the rare hash shared by several sources spills into more.
+// hashIndex maps a hash to the observations that hold it. New hashes go
+// to the open part, a map; when it holds openCap hashes it is sealed into
+// a generation, its hashes sorted in a packed array (12 bytes a hash
+// against a map's 25 to 40), and generations of similar size are merged,
+// so that there are few of them and the oldest is the largest. Eviction
+// drops the oldest generation whole.
 type hashIndex struct {
+	open openIndex
+	gens []generation // oldest first
+}
+
+// openCap is how many hashes the open part of an index holds before it is
+// sealed: 2^17, about 4 MB as a map, a few hundred results of 4 KB.
+var openCap = 1 << 17
+
+// addAll adds hashes of source src, and reports whether the open part
+// was sealed.
+func (x *hashIndex) addAll(hs []uint64, src int32) bool {
+	if len(hs) == 0 {
+		return false
+	}
+	x.open.grow(len(hs))
+	for _, h := range hs {
+		x.open.add(h, src)
+	}
+	if x.open.len() < openCap {
+		return false
+	}
+	x.seal()
+	return true
+}
+
+// seal turns the open part into the newest generation, and merges the
+// newest generations while the older of the last two is at most twice
+// the size of the newer.
+func (x *hashIndex) seal() {
+	g := x.open.sorted()
+	x.open = openIndex{}
+	x.gens = append(x.gens, g)
+	for n := len(x.gens); n >= 2 && len(x.gens[n-2].keys) <= 2*len(x.gens[n-1].keys); n = len(x.gens) {
+		x.gens[n-2] = merge(x.gens[n-2], x.gens[n-1])
+		x.gens[n-1] = generation{}
+		x.gens = x.gens[:n-1]
+	}
+}
+
+func (x *hashIndex) lookup(dst []int32, h uint64) []int32 {
+	dst = x.open.lookup(dst, h)
+	for i := range x.gens {
+		dst = x.gens[i].lookup(dst, h)
+	}
+	return dst
+}
+
+func (x *hashIndex) len() int {
+	n := x.open.len()
+	for _, g := range x.gens {
+		n += len(g.keys)
+	}
+	return n
+}
+
+// bytes is what the index takes in memory, about: a map entry with its
+// share of empty slots, and the packed arrays and filters.
+func (x *hashIndex) bytes() int64 {
+	n := int64(x.open.len())*mapEntryBytes + int64(len(x.open.seen))*8
+	for _, g := range x.gens {
+		n += int64(len(g.keys))*12 + int64(len(g.bloom))*8
+	}
+	return n
+}
+
+// mapEntryBytes is what one hash takes in the open part's map, on
+// average over its growth (measured with Go 1.26's maps).
+const mapEntryBytes = 30
+
+// A generation is a sealed part of an index: its hashes in order, each
+// with a source (a hash held by several sources appears once for each),
+// behind a filter of two bits a hash in 16.
+type generation struct {
+	keys  []uint64
+	srcs  []int32
+	bloom []uint64
+	mask  uint64 // bits in bloom − 1
+}
+
+func newGeneration(keys []uint64, srcs []int32) generation {
+	bits := uint64(64)
+	for bits < uint64(16*len(keys)) {
+		bits <<= 1
+	}
+	g := generation{keys: keys, srcs: srcs, bloom: make([]uint64, bits/64), mask: bits - 1}
+	for _, h := range keys {
+		a, b := h&g.mask, (h>>32)&g.mask
+		g.bloom[a/64] |= 1 << (a % 64)
+		g.bloom[b/64] |= 1 << (b % 64)
+	}
+	return g
+}
+
+func (g *generation) lookup(dst []int32, h uint64) []int32 {
+	if len(g.keys) == 0 {
+		return dst
+	}
+	a, b := h&g.mask, (h>>32)&g.mask
+	if g.bloom[a/64]&(1<<(a%64)) == 0 || g.bloom[b/64]&(1<<(b%64)) == 0 {
+		return dst
+	}
+	for i := sort.Search(len(g.keys), func(i int) bool { return g.keys[i] >= h }); i < len(g.keys) && g.keys[i] == h; i++ {
+		if !slices.Contains(dst, g.srcs[i]) {
+			dst = append(dst, g.srcs[i])
+		}
+	}
+	return dst
+}
+
+// merge returns the generation holding a's and b's hashes.
+func merge(a, b generation) generation {
+	keys := make([]uint64, 0, len(a.keys)+len(b.keys))
+	srcs := make([]int32, 0, cap(keys))
+	i, j := 0, 0
+	for i < len(a.keys) || j < len(b.keys) {
+		if j == len(b.keys) || i < len(a.keys) && a.keys[i] <= b.keys[j] {
+			keys, srcs = append(keys, a.keys[i]), append(srcs, a.srcs[i])
+			i++
+		} else {
+			keys, srcs = append(keys, b.keys[j]), append(srcs, b.srcs[j])
+			j++
+		}
+	}
+	return newGeneration(keys, srcs)
+}
+
+// openIndex is the open part of a hashIndex. Almost every hash has
+// exactly one source, so the common case is one map entry; the rare hash
+// shared by several sources spills into more.
+type openIndex struct {
 	// first maps a hash to a source index (>= 0), or to -(i+1) where more[i]
 	// lists all its sources.
 	first map[uint64]int32
@@ -128,16 +294,16 @@ const filterBits = 1 << 21
 
 // grow makes room for n more hashes, sparing the map its rehashing when a
 // large result arrives.
-func (x *hashIndex) grow(n int) {
+func (x *openIndex) grow(n int) {
 	if x.first == nil {
-		x.first = make(map[uint64]int32, n)
+		x.first = make(map[uint64]int32, min(n, openCap))
 	}
 	if x.seen == nil && n > 0 {
 		x.seen = make([]uint64, filterBits/64)
 	}
 }
 
-func (x *hashIndex) add(h uint64, src int32) {
+func (x *openIndex) add(h uint64, src int32) {
 	if x.seen == nil {
 		x.seen = make([]uint64, filterBits/64)
 	}
@@ -160,7 +326,7 @@ func (x *hashIndex) add(h uint64, src int32) {
 	}
 }
 
-func (x *hashIndex) lookup(dst []int32, h uint64) []int32 {
+func (x *openIndex) lookup(dst []int32, h uint64) []int32 {
 	if x.seen == nil {
 		return dst
 	}
@@ -172,10 +338,42 @@ func (x *hashIndex) lookup(dst []int32, h uint64) []int32 {
 	case !ok:
 		return dst
 	case v >= 0:
-		return append(dst, v)
+		if !slices.Contains(dst, v) {
+			dst = append(dst, v)
+		}
+		return dst
 	default:
-		return append(dst, x.more[-v-1]...)
+		for _, src := range x.more[-v-1] {
+			if !slices.Contains(dst, src) {
+				dst = append(dst, src)
+			}
+		}
+		return dst
 	}
 }
 
-func (x *hashIndex) len() int { return len(x.first) }
+func (x *openIndex) len() int { return len(x.first) }
+
+// sorted returns the open part's hashes as a generation.
+func (x *openIndex) sorted() generation {
+	n := len(x.first)
+	for _, m := range x.more {
+		n += len(m) - 1
+	}
+	keys := make([]uint64, 0, n)
+	for h := range x.first {
+		keys = append(keys, h)
+	}
+	slices.Sort(keys)
+	out, srcs := make([]uint64, 0, n), make([]int32, 0, n)
+	for _, h := range keys {
+		if v := x.first[h]; v >= 0 {
+			out, srcs = append(out, h), append(srcs, v)
+		} else {
+			for _, src := range x.more[-v-1] {
+				out, srcs = append(out, h), append(srcs, src)
+			}
+		}
+	}
+	return newGeneration(out, srcs)
+}

@@ -3,6 +3,8 @@ package flow
 import (
 	"slices"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 func TestApplyIndexesSourcesByTool(t *testing.T) {
@@ -62,5 +64,81 @@ func TestLabelsAndVerdicts(t *testing.T) {
 	}
 	if Max(Warn, Block) != Block || !Escalate.Stops() || Warn.Stops() {
 		t.Error("verdict order")
+	}
+}
+
+// TestIndexGenerationsLookUpLikeAMap: an index that seals and merges
+// generations answers every lookup as a plain map of sets would.
+func TestIndexGenerationsLookUpLikeAMap(t *testing.T) {
+	defer func(n int) { openCap = n }(openCap)
+	openCap = 64
+	rapid.Check(t, func(t *rapid.T) {
+		var s Session
+		want := map[uint64][]int32{}
+		n := rapid.IntRange(1, 60).Draw(t, "observations")
+		for i := range n {
+			tool := rapid.SampledFrom([]string{"a/x", "b/y", "c/z"}).Draw(t, "tool")
+			hs := rapid.SliceOfN(rapid.Uint64Range(0, 400), 0, 100).Draw(t, "prints")
+			s.Apply(int64(i+1), &Observation{Tool: tool, Labels: Private, Prints: hs})
+			src := s.canon[sourceKey{tool, Private}]
+			for _, h := range hs {
+				if !slices.Contains(want[h], src) {
+					want[h] = append(want[h], src)
+				}
+			}
+		}
+		for h := uint64(0); h <= 400; h++ {
+			got := s.PrintSources(nil, h)
+			slices.Sort(got)
+			w := slices.Clone(want[h])
+			slices.Sort(w)
+			if !slices.Equal(got, w) {
+				t.Fatalf("print %d: sources %v, want %v (generations %d)", h, got, w, len(s.prints.gens))
+			}
+		}
+	})
+}
+
+// TestEvictionBoundsTheSession: a session of 20,000 results of 100 prints
+// each stays within MaxBytes (but for the open part, bounded by openCap),
+// keeps the newest prints, and marks the sources of the evicted ones.
+func TestEvictionBoundsTheSession(t *testing.T) {
+	defer func(n int) { openCap = n }(openCap)
+	openCap = 1 << 12
+	s := Session{MaxBytes: 1 << 20}
+	open := int64(openCap)*mapEntryBytes + filterBits/8 + 100*mapEntryBytes
+	x := uint64(1)
+	next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
+	var first, last []uint64
+	for i := 1; i <= 20000; i++ {
+		hs := make([]uint64, 100)
+		for j := range hs {
+			hs[j] = next()
+		}
+		tool := "notes/old"
+		if i > 19990 {
+			tool = "notes/new"
+		}
+		s.Apply(int64(i), &Observation{Tool: tool, Labels: Private, Prints: hs})
+		if b := s.Bytes(); b > s.MaxBytes+open {
+			t.Fatalf("after %d results the indexes take %d bytes, bound %d", i, b, s.MaxBytes+open)
+		}
+		switch i {
+		case 1:
+			first = hs
+		case 20000:
+			last = hs
+		}
+	}
+	if !s.Evicted || !s.Sources[0].Labels.Has(Private|Evicted) {
+		t.Fatalf("evicted %v, first source %v", s.Evicted, s.Sources[0].Labels)
+	}
+	if got := s.PrintSources(nil, first[0]); len(got) != 0 {
+		t.Errorf("a print of the first result is still held: %v", got)
+	}
+	for _, h := range last {
+		if got := s.PrintSources(nil, h); len(got) != 1 || s.Sources[got[0]].Tool != "notes/new" {
+			t.Fatalf("a print of the last result: sources %v", got)
+		}
 	}
 }

@@ -87,6 +87,11 @@ type Policy struct {
 	// after its last activity; older ones are pruned to a tombstone that
 	// keeps their labels (state.retention_days).
 	StateRetentionDays int
+	// SessionMaxBytes bounds the memory one session's fingerprints, digests
+	// and identifiers take in each proxy's mirror (session.max_bytes);
+	// past it the oldest are evicted, and private data they attributed is
+	// then treated as carried by every sink call (DESIGN rule 3).
+	SessionMaxBytes int64
 	// Scratch says which tools' large results become tables of the
 	// scratch database, queried with weir_query.
 	Scratch Scratch

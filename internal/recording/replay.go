@@ -167,8 +167,10 @@ func (rp *replayer) session(ctx context.Context, session string, recs []store.Re
 	}); err != nil {
 		return 0, err
 	}
-	mirror := func(watermark int64) *flow.Session {
-		var s flow.Session
+	// The mirror as it stood at a call, under the bound of the policy
+	// that decides it, so that what it evicted is evicted again.
+	mirror := func(watermark, maxBytes int64) *flow.Session {
+		s := flow.Session{MaxBytes: maxBytes}
 		for _, x := range all {
 			if x.seq > watermark {
 				break
@@ -205,7 +207,7 @@ func (rp *replayer) session(ctx context.Context, session string, recs []store.Re
 				rp.notes["calls Weir could not decide when they were made (rule internal) are not replayed"] = true
 				continue
 			}
-			out, err := rp.call(ctx, r, &c, defs, rates, mirror(c.Watermark))
+			out, err := rp.call(ctx, r, &c, defs, rates, func(maxBytes int64) *flow.Session { return mirror(c.Watermark, maxBytes) })
 			if err != nil {
 				return n, err
 			}
@@ -241,7 +243,7 @@ func (c *Counts) add(o Outcome) {
 }
 
 // call decides one recorded call again.
-func (rp *replayer) call(ctx context.Context, r store.Rec, c *Call, defs map[string]engine.ToolDef, rates map[string][]int64, s *flow.Session) (Outcome, error) {
+func (rp *replayer) call(ctx context.Context, r store.Rec, c *Call, defs map[string]engine.ToolDef, rates map[string][]int64, mirror func(maxBytes int64) *flow.Session) (Outcome, error) {
 	recPol, err := rp.recorded(ctx, c.Policy)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("record %d: %w", r.Seq, err)
@@ -252,6 +254,10 @@ func (rp *replayer) call(ctx context.Context, r store.Rec, c *Call, defs map[str
 	}
 	ec := engine.Call{Server: r.Server, Tool: r.Tool, Digest: dg, NoID: c.NoID, Withheld: c.Withheld, RateExceeded: c.RateExceeded}
 	pol := recPol
+	if rp.cand != nil {
+		pol = rp.cand
+	}
+	s := mirror(pol.SessionMaxBytes)
 	var notRe []string
 	if rp.cand == nil {
 		labels, err := parseLabels(c.Labels)
@@ -269,7 +275,6 @@ func (rp *replayer) call(ctx context.Context, r store.Rec, c *Call, defs map[str
 			}
 		}
 	} else {
-		pol = rp.cand
 		def, ok := defs[r.Server+"/"+r.Tool]
 		if !ok {
 			def = engine.ToolDef{Name: r.Tool}

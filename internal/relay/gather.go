@@ -65,6 +65,7 @@ func (g *Gatherer) Call(ctx context.Context, pol *policy.Policy, c *engine.Call,
 		}
 	}
 	if readsSession(pol, c) {
+		mirror.MaxBytes = pol.SessionMaxBytes
 		if err := g.Store.Sync(ctx, g.Session, mirror); err != nil && readsLegs(pol, c) {
 			return fmt.Errorf("the session state could not be read (%v), so Weir cannot tell what %s would send", err, c.Name())
 		}

@@ -199,6 +199,7 @@ func (r *Relay) persist(ctx context.Context, delta engine.Delta) error {
 	}
 	r.mirrorMu.Lock()
 	defer r.mirrorMu.Unlock()
+	r.mirror.MaxBytes = r.policy.Load().SessionMaxBytes
 	return r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror)
 }
 

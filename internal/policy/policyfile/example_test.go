@@ -120,5 +120,5 @@ func ExampleSchema() {
 	fmt.Println(len(schema.Properties), "top-level keys")
 	// Output:
 	// https://json-schema.org/draft/2020-12/schema
-	// 14 top-level keys
+	// 15 top-level keys
 }

@@ -135,27 +135,28 @@ func readError(file string, err error) *Error {
 
 // layer is what one policy file sets; nil fields are keys it leaves out.
 type layer struct {
-	version        *int
-	mode           *policy.Mode
-	preset         *string
-	defaultAction  *policy.DefaultAction
-	redactSecrets  *bool
-	exfiltration   *flow.Verdict
-	trifecta       *flow.Verdict
-	integrity      *flow.Verdict
-	taintedArgs    *flow.Verdict
-	minMatches     *int
-	apprTimeout    *time.Duration
-	apprTTL        *time.Duration
-	recEnabled     *bool
-	recRetention   *int
-	stateRetention *int
-	auditMaxSize   *int64
-	scratch        scratchLayer
-	allowFlows     []policy.FlowRule
-	config         map[string]any
-	tools          []policy.ToolEntry
-	rules          []policy.Rule
+	version         *int
+	mode            *policy.Mode
+	preset          *string
+	defaultAction   *policy.DefaultAction
+	redactSecrets   *bool
+	exfiltration    *flow.Verdict
+	trifecta        *flow.Verdict
+	integrity       *flow.Verdict
+	taintedArgs     *flow.Verdict
+	minMatches      *int
+	apprTimeout     *time.Duration
+	apprTTL         *time.Duration
+	recEnabled      *bool
+	recRetention    *int
+	stateRetention  *int
+	sessionMaxBytes *int64
+	auditMaxSize    *int64
+	scratch         scratchLayer
+	allowFlows      []policy.FlowRule
+	config          map[string]any
+	tools           []policy.ToolEntry
+	rules           []policy.Rule
 }
 
 // scratchLayer is what a file's scratch: sets.
@@ -196,6 +197,7 @@ func (l *layer) apply(base *policy.Policy, source string) *policy.Policy {
 	set(&p.Record.Enabled, l.recEnabled)
 	set(&p.Record.RetentionDays, l.recRetention)
 	set(&p.StateRetentionDays, l.stateRetention)
+	set(&p.SessionMaxBytes, l.sessionMaxBytes)
 	set(&p.AuditMaxSize, l.auditMaxSize)
 	p.Scratch.Tools = append(p.Scratch.Tools, l.scratch.tools...)
 	set(&p.Scratch.MinRows, l.scratch.minRows)
@@ -241,6 +243,7 @@ func (l *layer) missing() []string {
 		{"record.enabled", l.recEnabled != nil},
 		{"record.retention_days", l.recRetention != nil},
 		{"state.retention_days", l.stateRetention != nil},
+		{"session.max_bytes", l.sessionMaxBytes != nil},
 		{"audit.max_size", l.auditMaxSize != nil},
 	} {
 		if !k.set {
@@ -257,7 +260,7 @@ type level struct {
 }
 
 var (
-	topLevel        = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "record", "state", "audit", "scratch", "config", "tools", "rules"}}
+	topLevel        = &level{where: "at the top level", keys: []string{"version", "mode", "preset", "default_action", "redact_secrets", "flow", "approval", "record", "state", "session", "audit", "scratch", "config", "tools", "rules"}}
 	flowLevel       = &level{where: `under "flow:"`, keys: []string{"exfiltration", "trifecta", "integrity", "tainted_args", "min_matches", "allow_flows"}}
 	toolLevel       = &level{where: `in a "tools:" entry`, keys: []string{"match", "labels", "declassify"}}
 	declassifyLevel = &level{where: `under "declassify:"`, keys: []string{"schema", "as"}}
@@ -268,9 +271,10 @@ var (
 	recLevel        = &level{where: `under "record:"`, keys: []string{"enabled", "retention_days"}}
 	auditLevel      = &level{where: `under "audit:"`, keys: []string{"max_size"}}
 	stateLevel      = &level{where: `under "state:"`, keys: []string{"retention_days"}}
+	sessionLevel    = &level{where: `under "session:"`, keys: []string{"max_bytes"}}
 	scratchLevel    = &level{where: `under "scratch:"`, keys: []string{"tools", "min_rows", "max_payload_bytes", "max_session_bytes", "max_session_calls"}}
 
-	levels = []*level{topLevel, flowLevel, apprLevel, recLevel, stateLevel, auditLevel, scratchLevel, toolLevel, declassifyLevel, ruleLevel, argLevel, hostsLevel}
+	levels = []*level{topLevel, flowLevel, apprLevel, recLevel, stateLevel, sessionLevel, auditLevel, scratchLevel, toolLevel, declassifyLevel, ruleLevel, argLevel, hostsLevel}
 )
 
 const (
@@ -590,6 +594,9 @@ func (d *decoder) document(doc *yaml.Node) {
 	if e, ok := m["state"]; ok {
 		d.state(e)
 	}
+	if e, ok := m["session"]; ok {
+		d.session(e)
+	}
 	if e, ok := m["audit"]; ok {
 		d.auditSection(e)
 	}
@@ -797,6 +804,33 @@ func (d *decoder) state(e entry) {
 	}
 	if e, ok := m["retention_days"]; ok {
 		d.retentionDays("state.retention_days", e, &d.l.stateRetention)
+	}
+}
+
+// The bounds of session.max_bytes: below a megabyte a session of a few
+// pages would be judged strictly; above 64 GiB is no bound on a laptop.
+const (
+	minSessionBytes = 1 << 20
+	maxSessionBytes = 64 << 30
+)
+
+func (d *decoder) session(e entry) {
+	m, ok := d.section(e, "session", "{max_bytes: 64MiB}", sessionLevel)
+	if !ok {
+		return
+	}
+	if e, ok := m["max_bytes"]; ok {
+		sv := deref(e.v)
+		want := fmt.Sprintf("a size such as 64MiB or 1GiB, from %s to %s", FormatSize(minSessionBytes), FormatSize(maxSessionBytes))
+		n, err := ParseSize(sv.Value)
+		switch {
+		case sv.Kind != yaml.ScalarNode || err != nil:
+			d.errAt(sv, "session.max_bytes", "want %s, got %s", want, describe(sv))
+		case n < minSessionBytes || n > maxSessionBytes:
+			d.errAt(sv, "session.max_bytes", "%s is out of range; want %s", sv.Value, want)
+		default:
+			d.l.sessionMaxBytes = &n
+		}
 	}
 }
 
