@@ -21,6 +21,7 @@ import (
 //	tokens_file: ./tokens.txt       # optional; WEIR_TOKENS works too
 //	allow_origins: [http://localhost:3000]
 //	rate: 100                       # requests per second per tenant
+//	store: {url: "postgres://weir:${PGPASSWORD}@db:5432/weir"}   # optional; shared by replicas
 //	servers:
 //	  notes: {command: [npx, -y, "@modelcontextprotocol/server-filesystem", /home/me/notes]}
 //	  web:   {url: "https://mcp.example.com/mcp", headers: {Authorization: "Bearer ${WEB_TOKEN}"}}
@@ -34,7 +35,11 @@ type File struct {
 	TokensFile   string
 	AllowOrigins []string
 	Rate         float64
-	Servers      []ServerConfig // in the file's order
+	// StoreURL names a PostgreSQL state store that replicas share
+	// (store: {url: ...}, ${VAR} expanded); empty: the SQLite file of
+	// $WEIR_HOME, or WEIR_STORE_URL.
+	StoreURL string
+	Servers  []ServerConfig // in the file's order
 }
 
 // ServerConfig is one upstream: a command (stdio) or a URL (Streamable
@@ -104,6 +109,23 @@ func ParseFile(path string, data []byte, getenv func(string) (string, bool)) (*F
 			if err := n.Decode(&f.Rate); err != nil || f.Rate <= 0 {
 				p.errAt(n, k, "want a positive number of requests per second")
 			}
+		},
+		"store": func(n *yaml.Node, k string) {
+			p.mapping(n, k, map[string]func(*yaml.Node, string){
+				"url": func(n *yaml.Node, k string) {
+					raw := p.str(n, k)
+					v, err := expandEnv(raw, getenv)
+					if err != nil {
+						p.errAt(n, k, "%v", err)
+						return
+					}
+					if err := CheckStoreURL(v); err != nil {
+						p.errAt(n, k, "%v", err)
+						return
+					}
+					f.StoreURL = v
+				},
+			})
 		},
 		"allow_origins": func(n *yaml.Node, k string) {
 			f.AllowOrigins = p.strs(n, k)
@@ -279,6 +301,47 @@ func (p *cfgParser) server(name string, n *yaml.Node, key, dir string, getenv fu
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
+// CheckStoreURL checks that u names a PostgreSQL database the way a
+// store URL must: postgres:// or postgresql://, with a host.
+func CheckStoreURL(u string) error {
+	v, err := url.Parse(u)
+	switch {
+	case err != nil:
+		return fmt.Errorf("not a URL (%v); want postgres://USER:PASSWORD@HOST:PORT/DATABASE", redactURLError(err))
+	case v.Scheme != "postgres" && v.Scheme != "postgresql":
+		return fmt.Errorf("scheme %q is not supported; want postgres://USER:PASSWORD@HOST:PORT/DATABASE (SQLite, the default, needs no URL)", v.Scheme)
+	case v.Host == "" && v.Query().Get("host") == "":
+		return errors.New("no host; want postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+	}
+	return nil
+}
+
+// redactURLError drops the URL from a parse error: it may hold a password.
+func redactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// expandEnv expands ${VAR} in s from the environment; an unset variable
+// is an error.
+func expandEnv(s string, getenv func(string) (string, bool)) (string, error) {
+	var missing []string
+	s = envRef.ReplaceAllStringFunc(s, func(ref string) string {
+		val, ok := getenv(ref[2 : len(ref)-1])
+		if !ok {
+			missing = append(missing, ref)
+		}
+		return val
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%s is not set in Weir's environment", strings.Join(missing, ", "))
+	}
+	return s, nil
+}
+
 // ExpandHeaders parses 'Name: value' headers, expanding ${VAR} from the
 // environment. An unset variable is an error: a request sent with an empty
 // credential would fail later and less clearly.
@@ -290,16 +353,9 @@ func ExpandHeaders(vals []string, getenv func(string) (string, bool)) (http.Head
 		if !ok || name == "" || strings.ContainsAny(name, " \t") {
 			return nil, fmt.Errorf("header %q: want 'Name: value'", v)
 		}
-		var missing []string
-		value = envRef.ReplaceAllStringFunc(strings.TrimSpace(value), func(ref string) string {
-			val, ok := getenv(ref[2 : len(ref)-1])
-			if !ok {
-				missing = append(missing, ref)
-			}
-			return val
-		})
-		if len(missing) > 0 {
-			return nil, fmt.Errorf("header %s: %s is not set in Weir's environment", name, strings.Join(missing, ", "))
+		value, err := expandEnv(strings.TrimSpace(value), getenv)
+		if err != nil {
+			return nil, fmt.Errorf("header %s: %w", name, err)
 		}
 		if strings.ContainsAny(value, "\r\n") {
 			return nil, fmt.Errorf("header %s: the value must be one line", name)

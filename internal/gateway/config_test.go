@@ -23,10 +23,11 @@ listen: 127.0.0.1:9000
 policy: ./policy.yaml
 rate: 50
 allow_origins: [http://localhost:3000]
+store: {url: "postgres://weir:${PGPASS}@db.internal:5432/weir?sslmode=require"}
 servers:
   notes: {command: [npx, -y, "@modelcontextprotocol/server-filesystem", /home/me/notes], env: {A: b}}
   web:   {url: "https://mcp.example.com/mcp", headers: {Authorization: "Bearer ${WEB_TOKEN}"}}
-`), env(map[string]string{"WEB_TOKEN": "t0k"}))
+`), env(map[string]string{"WEB_TOKEN": "t0k", "PGPASS": "s3cret"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +42,9 @@ servers:
 	}
 	if got := f.Servers[1].Header.Get("Authorization"); got != "Bearer t0k" {
 		t.Errorf("web header = %q", got)
+	}
+	if f.StoreURL != "postgres://weir:s3cret@db.internal:5432/weir?sslmode=require" {
+		t.Errorf("store url = %q", f.StoreURL)
 	}
 }
 
@@ -64,6 +68,10 @@ func TestParseFileErrors(t *testing.T) {
 		{"wrong types", "rate: fast\nservers:\n  a: {command: x}\n"},
 		{"not yaml", "servers: [\n"},
 		{"empty", ""},
+		{"store url not postgres", "store: {url: \"sqlite:///tmp/x.db\"}\nservers:\n  a: {command: [x]}\n"},
+		{"store url unset variable", "store: {url: \"postgres://weir:${NOPE}@db/weir\"}\nservers:\n  a: {command: [x]}\n"},
+		{"store url without host", "store: {url: \"postgres:///weir\"}\nservers:\n  a: {command: [x]}\n"},
+		{"store unknown key", "store: {uri: \"postgres://db/weir\"}\nservers:\n  a: {command: [x]}\n"},
 	}
 	var out strings.Builder
 	for _, c := range cases {
