@@ -24,7 +24,10 @@ type Source interface {
 	Policy(ctx context.Context, hash string) (source string, text []byte, err error)
 }
 
-var _ Source = (*store.SQLite)(nil)
+var (
+	_ Source = (*store.SQLite)(nil)
+	_ Source = (*store.Postgres)(nil)
+)
 
 // ReplayOptions say what to replay and against what.
 type ReplayOptions struct {

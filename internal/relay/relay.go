@@ -35,6 +35,7 @@ type Store interface {
 
 var (
 	_ Store = (*store.SQLite)(nil)
+	_ Store = (*store.Postgres)(nil)
 	_ Store = (*store.Memory)(nil)
 )
 
@@ -45,7 +46,10 @@ type Recorder interface {
 	PutPolicy(ctx context.Context, hash, source string, text []byte, at time.Time) error
 }
 
-var _ Recorder = (*store.SQLite)(nil)
+var (
+	_ Recorder = (*store.SQLite)(nil)
+	_ Recorder = (*store.Postgres)(nil)
+)
 
 // WrittenStore keeps, across sessions, what calls wrote to a server while
 // their sessions held private or untrusted data (engine Decision.Written),
@@ -55,7 +59,10 @@ type WrittenStore interface {
 	Written(ctx context.Context, identity string, after int64, fn func(seq int64, o *flow.Observation)) error
 }
 
-var _ WrittenStore = (*store.SQLite)(nil)
+var (
+	_ WrittenStore = (*store.SQLite)(nil)
+	_ WrittenStore = (*store.Postgres)(nil)
+)
 
 // Auditor records decisions, in order, several at a time.
 type Auditor interface {

@@ -13,6 +13,7 @@ import (
 
 var (
 	_ approval.Store = (*SQLite)(nil)
+	_ approval.Store = (*Postgres)(nil)
 	_ approval.Store = (*Memory)(nil)
 )
 

@@ -47,6 +47,12 @@ var _ interface {
 	Take(ctx context.Context, session, key string, n int, per time.Duration, now time.Time) (bool, time.Duration, error)
 } = (*SQLite)(nil)
 
+var _ interface {
+	Append(context.Context, string, *flow.Observation) (int64, error)
+	Sync(context.Context, string, *flow.Session) error
+	Take(ctx context.Context, session, key string, n int, per time.Duration, now time.Time) (bool, time.Duration, error)
+} = (*Postgres)(nil)
+
 // migrations bring the schema from version i to i+1, in order. Never edit
 // one that has shipped; append a new one.
 var migrations = []string{

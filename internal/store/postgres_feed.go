@@ -1,0 +1,265 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// feedChannel is the LISTEN/NOTIFY channel appends announce themselves on.
+const feedChannel = "weir_observations"
+
+// The change feed: a wake-up, never the truth. Append notifies
+// feedChannel with the session's hash in its transaction; one connection
+// per store listens. Sync may skip its query for a session only when the
+// feed proves nothing can have been appended to it since this store's
+// last query of it. The proof (see the package documentation) rests on
+// three facts:
+//
+//   - the listener was confirmed listening (LISTEN had returned) before
+//     that query began, on the connection that is still the listener now
+//     (epoch unchanged): a transaction that commits after LISTEN took
+//     effect notifies it, and a reconnect may have missed some;
+//   - every notification of a commit acknowledged before this Sync began
+//     has been read: a barrier (a SELECT 1 on the listener connection)
+//     that began after Sync did has completed. PostgreSQL signals the
+//     listeners of a commit before it acknowledges the commit, and a
+//     listening backend sends the notifications it has pending before the
+//     ReadyForQuery of the next command, so they are read (and counted by
+//     the OnNotification handler) before the barrier returns;
+//   - no notification for the session's hash was counted after the mark
+//     taken before that query.
+//
+// Anything else (the listener down, reconnecting, or not yet listening;
+// the mirror at another watermark; a barrier that failed; a notification
+// that did not parse; the bookkeeping's bound reached) makes Sync query.
+// Barriers are shared: one serves every Sync that was waiting when it was
+// sent, so many concurrent syncs cost one trivial round trip between them,
+// not one indexed query each.
+type feed struct {
+	cfg  *pgconn.Config
+	name string
+
+	mu    sync.Mutex
+	epoch uint64 // bumped when a new connection is confirmed listening
+	live  bool   // the connection of epoch is listening and healthy
+	count uint64 // notifications counted, on any connection
+	floor uint64 // every session counts as notified at floor
+	last  map[string]uint64
+	marks map[string]feedMark // session → state after its last query
+	wait  []chan bool         // Syncs waiting for the next barrier
+
+	kick   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// feedMark is what a Sync's query left: the mirror's watermark after it,
+// and the feed's epoch and count before it began.
+type feedMark struct {
+	watermark int64
+	epoch     uint64
+	count     uint64
+	ok        bool // the listener was live when the mark was taken
+}
+
+// Bounds on the feed's bookkeeping; past them it forgets, which only
+// makes Syncs query.
+const (
+	feedMaxSessions = 50_000
+	feedIdle        = time.Second      // barrier at least this often, to drain and to notice a dead connection
+	feedRetryMax    = 5 * time.Second  // longest wait between reconnects
+	feedBarrierMax  = 10 * time.Second // a barrier slower than this counts as a dead connection
+)
+
+func startFeed(cfg *pgconn.Config, name string) *feed {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &feed{
+		cfg: cfg, name: name,
+		last: map[string]uint64{}, marks: map[string]feedMark{},
+		kick: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{}),
+	}
+	cfg.OnNotification = f.notified
+	go f.run(ctx)
+	return f
+}
+
+func (f *feed) stop() {
+	f.cancel()
+	<-f.done
+}
+
+// notified counts one notification; it runs on the listener goroutine,
+// inside a barrier's (or LISTEN's) read.
+func (f *feed) notified(_ *pgconn.PgConn, n *pgconn.Notification) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.count++
+	if n.Channel != feedChannel {
+		return
+	}
+	if _, err := strconv.ParseUint(n.Payload, 16, 64); err != nil {
+		// Not one of ours: it could stand for any session.
+		f.floor = f.count
+		return
+	}
+	if len(f.last) >= feedMaxSessions {
+		clear(f.last)
+		f.floor = f.count
+	}
+	f.last[n.Payload] = f.count
+}
+
+// mark is taken before a Sync's query.
+func (f *feed) mark(session string) feedMark {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return feedMark{epoch: f.epoch, count: f.count, ok: f.live}
+}
+
+// clean records that a query begun after m left the session's mirror at
+// watermark.
+func (f *feed) clean(session string, watermark int64, m feedMark) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !m.ok {
+		delete(f.marks, session)
+		return
+	}
+	if len(f.marks) >= feedMaxSessions {
+		clear(f.marks)
+	}
+	m.watermark = watermark
+	f.marks[session] = m
+}
+
+// unchanged reports whether nothing can have been appended to session
+// since the query that left a mirror at watermark; false whenever that is
+// not proven.
+func (f *feed) unchanged(ctx context.Context, session string, watermark int64) (bool, error) {
+	f.mu.Lock()
+	m, ok := f.marks[session]
+	if !ok || !f.live || m.epoch != f.epoch || m.watermark != watermark {
+		f.mu.Unlock()
+		return false, nil
+	}
+	ch := make(chan bool, 1)
+	f.wait = append(f.wait, ch)
+	f.mu.Unlock()
+	select {
+	case f.kick <- struct{}{}:
+	default: // a kick is pending; the loop will take this waiter with it
+	}
+	var passed bool
+	select {
+	case passed = <-ch:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	if !passed {
+		return false, nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := feedPayload(session)
+	return f.live && m.epoch == f.epoch && f.floor <= m.count && f.last[key] <= m.count, nil
+}
+
+// run keeps a listening connection and serves barriers until ctx ends.
+func (f *feed) run(ctx context.Context) {
+	defer close(f.done)
+	retry := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		err := f.serve(ctx)
+		f.mu.Lock()
+		f.live = false
+		f.fail()
+		f.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		slog.Warn("state store: change feed listener lost; syncs query every time until it is back", "store", f.name, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(retry):
+		}
+		retry = min(2*retry, feedRetryMax)
+	}
+}
+
+// fail answers every waiting Sync "not proven"; f.mu is held.
+func (f *feed) fail() {
+	for _, ch := range f.wait {
+		ch <- false
+	}
+	f.wait = nil
+}
+
+// serve connects, listens, and runs barriers until the connection fails
+// or ctx ends.
+func (f *feed) serve(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, feedBarrierMax)
+	conn, err := pgconn.ConnectConfig(cctx, f.cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if err := f.exec(ctx, conn, "LISTEN "+feedChannel); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.epoch++
+	f.live = true
+	f.mu.Unlock()
+	idle := time.NewTicker(feedIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-f.kick:
+		case <-idle.C:
+		}
+		// The waiters taken here all asked before the barrier is sent.
+		f.mu.Lock()
+		batch := f.wait
+		f.wait = nil
+		f.mu.Unlock()
+		err := f.exec(ctx, conn, "SELECT 1")
+		f.mu.Lock()
+		if err != nil {
+			f.live = false
+		}
+		for _, ch := range batch {
+			ch <- err == nil
+		}
+		f.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (f *feed) exec(ctx context.Context, conn *pgconn.PgConn, sql string) error {
+	ctx, cancel := context.WithTimeout(ctx, feedBarrierMax)
+	defer cancel()
+	_, err := conn.Exec(ctx, sql).ReadAll()
+	if err == nil && conn.IsClosed() {
+		err = errors.New("listener connection closed")
+	}
+	return err
+}
+
+// listening reports whether the feed is live; for tests.
+func (f *feed) listening() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.live
+}
