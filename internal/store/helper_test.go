@@ -73,7 +73,7 @@ func runHelper(mode string) error {
 		fmt.Printf("OUT %s\n", hex.EncodeToString(key))
 		return nil
 	case "open":
-		s, err := OpenSQLite(context.Background(), os.Getenv("WEIR_TEST_DB"))
+		s, err := openDSN(context.Background(), os.Getenv("WEIR_TEST_DB"))
 		if err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ func helperAppend() error {
 	ctx := context.Background()
 	n, _ := strconv.Atoi(os.Getenv("WEIR_TEST_N"))
 	id := os.Getenv("WEIR_TEST_ID")
-	s, err := OpenSQLite(ctx, os.Getenv("WEIR_TEST_DB"))
+	s, err := openDSN(ctx, os.Getenv("WEIR_TEST_DB"))
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,11 @@ import (
 	"github.com/weir-sec/weir/internal/pin"
 )
 
-func TestPins(t *testing.T) {
+func TestPins(t *testing.T) { forEachBackend(t, testPins) }
+
+func testPins(t *testing.T, open opener) {
 	ctx := context.Background()
-	s, _ := openTest(t)
+	s := open(t)
 	put := func(p pin.Pin) {
 		t.Helper()
 		if err := s.PutPin(ctx, p); err != nil {

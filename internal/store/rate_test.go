@@ -19,21 +19,19 @@ import (
 func ms(t int64) time.Time { return time.UnixMilli(t) }
 
 // rateRows counts the stored events of one (session, key).
-func rateRows(t testing.TB, s *SQLite, session, key string) int {
+func rateRows(t testing.TB, s *backend, session, key string) int {
 	t.Helper()
-	var n int
-	if err := s.db.QueryRow(`SELECT count(*) FROM rate_events WHERE session = ? AND key = ?`, session, key).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return s.count(t, `SELECT count(*) FROM rate_events WHERE session = ? AND key = ?`, session, key)
 }
 
 // TestTakeWindow drives one limit of 3 calls per second through its
 // boundaries: the window is (now-1s, now], so an event leaves it exactly
 // one second after it was recorded.
-func TestTakeWindow(t *testing.T) {
+func TestTakeWindow(t *testing.T) { forEachBackend(t, testTakeWindow) }
+
+func testTakeWindow(t *testing.T, open opener) {
 	ctx := context.Background()
-	s, _ := openTest(t)
+	s := open(t)
 	steps := []struct {
 		at    int64
 		ok    bool
@@ -77,10 +75,12 @@ func TestTakeWindow(t *testing.T) {
 
 // TestTakeRetryAfter checks retryAfter against the window it predicts: a
 // call one millisecond before it is refused, a call at it passes.
-func TestTakeRetryAfter(t *testing.T) {
+func TestTakeRetryAfter(t *testing.T) { forEachBackend(t, testTakeRetryAfter) }
+
+func testTakeRetryAfter(t *testing.T, open opener) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
-	s, _ := openTest(t)
+	s := open(t)
 	for round := range 25 {
 		key := "k" + strconv.Itoa(round)
 		n := 1 + rng.IntN(5)
@@ -113,10 +113,12 @@ func TestTakeRetryAfter(t *testing.T) {
 // TestTakeExact checks Take against a plain count of the calls it let
 // through, over random call times and limits: every call passes exactly
 // when fewer than n passed calls lie in (now-per, now].
-func TestTakeExact(t *testing.T) {
+func TestTakeExact(t *testing.T) { forEachBackend(t, testTakeExact) }
+
+func testTakeExact(t *testing.T, open opener) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
-	s, _ := openTest(t)
+	s := open(t)
 	outcomes := map[bool]int{}
 	for round := range 12 {
 		key := "k" + strconv.Itoa(round)
@@ -155,9 +157,11 @@ func TestTakeExact(t *testing.T) {
 }
 
 // TestTakeIsolation: sessions and keys each have their own count.
-func TestTakeIsolation(t *testing.T) {
+func TestTakeIsolation(t *testing.T) { forEachBackend(t, testTakeIsolation) }
+
+func testTakeIsolation(t *testing.T, open opener) {
 	ctx := context.Background()
-	s, _ := openTest(t)
+	s := open(t)
 	take := func(session, key string) bool {
 		t.Helper()
 		ok, _, err := s.Take(ctx, session, key, 2, time.Minute, ms(1000))
@@ -178,6 +182,14 @@ func TestTakeIsolation(t *testing.T) {
 	}
 	// Keys and sessions are compared exactly, not as prefixes or patterns.
 	for _, sk := range [][2]string{{"A", "x "}, {"A", "X"}, {"A", "%"}, {"AB", "x"}, {"A\x00", "x"}} {
+		if s.kind == "postgres" && strings.Contains(sk[0]+sk[1], "\x00") {
+			// PostgreSQL text holds no NUL: refused, never truncated
+			// into another session's name (TestPostgresText).
+			if _, _, err := s.Take(ctx, sk[0], sk[1], 2, time.Minute, ms(1000)); err == nil || !strings.Contains(err.Error(), "NUL") {
+				t.Errorf("session %q: err = %v, want a refusal naming the NUL", sk[0], err)
+			}
+			continue
+		}
 		if !take(sk[0], sk[1]) {
 			t.Errorf("session %q key %q shares another's count", sk[0], sk[1])
 		}
@@ -193,9 +205,11 @@ func TestTakeIsolation(t *testing.T) {
 
 // TestTakeLaterEvents: a call stamped before events another proxy already
 // recorded (it read its clock, then waited for the lock) counts them.
-func TestTakeLaterEvents(t *testing.T) {
+func TestTakeLaterEvents(t *testing.T) { forEachBackend(t, testTakeLaterEvents) }
+
+func testTakeLaterEvents(t *testing.T, open opener) {
 	ctx := context.Background()
-	s, _ := openTest(t)
+	s := open(t)
 	if ok, _, _ := s.Take(ctx, "S", "k", 1, time.Second, ms(10_050)); !ok {
 		t.Fatal("first call refused")
 	}
@@ -211,9 +225,11 @@ func TestTakeLaterEvents(t *testing.T) {
 
 // TestTakeLoweredLimit: when more than n events are in the window (the
 // policy lowered the limit), retryAfter waits until enough have left.
-func TestTakeLoweredLimit(t *testing.T) {
+func TestTakeLoweredLimit(t *testing.T) { forEachBackend(t, testTakeLoweredLimit) }
+
+func testTakeLoweredLimit(t *testing.T, open opener) {
 	ctx := context.Background()
-	s, _ := openTest(t)
+	s := open(t)
 	for i := range 5 {
 		if ok, _, _ := s.Take(ctx, "S", "k", 5, time.Second, ms(int64(100*i))); !ok {
 			t.Fatalf("call %d refused", i)
@@ -233,9 +249,11 @@ func TestTakeLoweredLimit(t *testing.T) {
 	}
 }
 
-func TestTakeArgs(t *testing.T) {
+func TestTakeArgs(t *testing.T) { forEachBackend(t, testTakeArgs) }
+
+func testTakeArgs(t *testing.T, open opener) {
 	ctx := context.Background()
-	s, _ := openTest(t)
+	s := open(t)
 	for _, c := range []struct {
 		session, key string
 		n            int
@@ -252,32 +270,35 @@ func TestTakeArgs(t *testing.T) {
 		{"S", "k", 1, 1500 * time.Microsecond, "milliseconds"},
 	} {
 		ok, _, err := s.Take(ctx, c.session, c.key, c.n, c.per, ms(0))
-		if err == nil || ok || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), s.path) {
+		if err == nil || ok || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), s.where) {
 			t.Errorf("Take(%q, %q, %d, %v) = %v, %v; want an error saying %q", c.session, c.key, c.n, c.per, ok, err, c.want)
 		}
 	}
-	var n int
-	if err := s.db.QueryRow(`SELECT count(*) FROM rate_events`).Scan(&n); err != nil || n != 0 {
-		t.Errorf("invalid calls stored %d events (%v)", n, err)
+	if n := s.count(t, `SELECT count(*) FROM rate_events`); n != 0 {
+		t.Errorf("invalid calls stored %d events", n)
 	}
 }
 
 func TestTakeCanceled(t *testing.T) {
-	s, _ := openTest(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if ok, _, err := s.Take(ctx, "S", "k", 1, time.Second, ms(0)); err == nil || ok {
-		t.Errorf("Take with a canceled context = %v, %v", ok, err)
-	}
+	forEachBackend(t, func(t *testing.T, open opener) {
+		s := open(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if ok, _, err := s.Take(ctx, "S", "k", 1, time.Second, ms(0)); err == nil || ok {
+			t.Errorf("Take with a canceled context = %v, %v", ok, err)
+		}
+	})
 }
 
 // TestTakePrune: a call Take lets through keeps its session alive, and
 // Prune drops a pruned session's rate events with its observations.
-func TestTakePrune(t *testing.T) {
+func TestTakePrune(t *testing.T) { forEachBackend(t, testTakePrune) }
+
+func testTakePrune(t *testing.T, open opener) {
 	ctx := context.Background()
-	s, _ := openTest(t)
+	s := open(t)
 	clock := time.UnixMilli(1_000_000)
-	s.now = func() time.Time { return clock }
+	s.setNow(func() time.Time { return clock })
 	for i, sess := range []string{"old", "new"} {
 		if i > 0 {
 			clock = clock.Add(time.Hour)
@@ -350,9 +371,12 @@ func queryPlan(t testing.TB, s *SQLite, query string, args ...any) []string {
 
 // TestTakeProcesses has four processes take from one limit of 60 calls an
 // hour, 50 calls each, at once: exactly 60 pass in all.
-func TestTakeProcesses(t *testing.T) {
+func TestTakeProcesses(t *testing.T) { forEachBackend(t, testTakeProcesses) }
+
+func testTakeProcesses(t *testing.T, open opener) {
 	const procs, perProc, limit = 4, 50, 60
-	_, path := openTest(t)
+	st := open(t)
+	path := st.dsn
 	dir := t.TempDir()
 	gun := filepath.Join(dir, "go")
 	outs := make([]bytes.Buffer, procs)
@@ -397,12 +421,7 @@ func TestTakeProcesses(t *testing.T) {
 	if total != limit {
 		t.Errorf("%d calls passed in all, want exactly %d", total, limit)
 	}
-	s, err := OpenSQLite(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if n := rateRows(t, s, "S", "rule"); n != limit {
+	if n := rateRows(t, st.reopen(t), "S", "rule"); n != limit {
 		t.Errorf("%d events stored, want %d", n, limit)
 	}
 }
@@ -414,7 +433,7 @@ func helperTake() error {
 	ctx := context.Background()
 	n, _ := strconv.Atoi(os.Getenv("WEIR_TEST_N"))
 	limit, _ := strconv.Atoi(os.Getenv("WEIR_TEST_LIMIT"))
-	s, err := OpenSQLite(ctx, os.Getenv("WEIR_TEST_DB"))
+	s, err := openDSN(ctx, os.Getenv("WEIR_TEST_DB"))
 	if err != nil {
 		return err
 	}
@@ -451,7 +470,9 @@ func helperTake() error {
 //     find the event that makes room).
 //   - pass-1000: a limit of 1000 calls a second, one call a millisecond:
 //     counting 999 events.
-func BenchmarkTake(b *testing.B) {
+func BenchmarkTake(b *testing.B) { benchBackends(b, benchmarkTake) }
+
+func benchmarkTake(b *testing.B, open opener) {
 	for _, c := range []struct {
 		name string
 		n    int
@@ -463,7 +484,7 @@ func BenchmarkTake(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
-			s, _ := openTest(b)
+			s := open(b)
 			now := int64(1_000_000)
 			// Fill the window first.
 			for range c.n {

@@ -9,8 +9,10 @@ import (
 // TestRecords: records come back in order, by session and time, and
 // pruning drops whole sessions whose last record is older than the cut-off,
 // oldest first, never part of a session.
-func TestRecords(t *testing.T) {
-	st, _ := openTest(t)
+func TestRecords(t *testing.T) { forEachBackend(t, testRecords) }
+
+func testRecords(t *testing.T, open opener) {
+	st := open(t)
 	ctx := context.Background()
 	day := int64(24 * time.Hour / time.Millisecond)
 	now := time.Now()

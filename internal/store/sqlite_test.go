@@ -30,9 +30,11 @@ func openTest(t testing.TB) (*SQLite, string) {
 	return s, path
 }
 
-func TestAppendSync(t *testing.T) {
+func TestAppendSync(t *testing.T) { forEachBackend(t, testAppendSync) }
+
+func testAppendSync(t *testing.T, open opener) {
 	ctx := context.Background()
-	s, _ := openTest(t)
+	s := open(t)
 	obs := []*flow.Observation{
 		{Tool: "notes/read_note", Labels: flow.Private, At: 1000, Prints: []uint64{1, 2, 1 << 63}, Digests: []uint64{7}, Idents: []uint64{11, 1 << 63}},
 		{Tool: "web/fetch", Labels: flow.Untrusted | flow.Sink, At: 2000, Idents: []uint64{12}},
@@ -90,16 +92,14 @@ func TestAppendSync(t *testing.T) {
 	}
 	// Each row's blobs went to their own columns, packed.
 	var prints, digests, idents []byte
-	if err := s.db.QueryRow(`SELECT prints, digests, idents FROM observations WHERE seq = ?`, seqs[0]).Scan(&prints, &digests, &idents); err != nil {
-		t.Fatal(err)
-	}
+	s.queryRow(t, `SELECT prints, digests, idents FROM observations WHERE seq = ?`, []any{seqs[0]}, &prints, &digests, &idents)
 	if !bytes.Equal(prints, packHashes(obs[0].Prints)) || !bytes.Equal(digests, packHashes(obs[0].Digests)) || !bytes.Equal(idents, packHashes(obs[0].Idents)) {
 		t.Errorf("row %d stored prints %x, digests %x, idents %x", seqs[0], prints, digests, idents)
 	}
 	// None is NULL, as in the rows of a store migrated from version 1.
 	var null bool
-	if err := s.db.QueryRow(`SELECT idents IS NULL FROM observations WHERE session = 'B'`).Scan(&null); err != nil || !null {
-		t.Errorf("row without idents: idents IS NULL = %v, %v", null, err)
+	if s.queryRow(t, `SELECT idents IS NULL FROM observations WHERE session = 'B'`, nil, &null); !null {
+		t.Errorf("row without idents: idents IS NULL = %v", null)
 	}
 
 	// A second sync with nothing new changes nothing; a new row arrives.
@@ -114,12 +114,9 @@ func TestAppendSync(t *testing.T) {
 		t.Fatalf("sync after append: %v, %d sources, watermark %d want %d", err, len(m.Sources), m.Watermark, seq)
 	}
 
-	// A second handle on the same file (another proxy) sees the same rows.
-	s2, err := OpenSQLite(ctx, s.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	// A second handle on the same store (another proxy, or replica) sees
+	// the same rows.
+	s2 := s.reopen(t)
 	var m2 flow.Session
 	if err := s2.Sync(ctx, "A", &m2); err != nil {
 		t.Fatal(err)
@@ -130,10 +127,12 @@ func TestAppendSync(t *testing.T) {
 }
 
 func TestAppendEmptySession(t *testing.T) {
-	s, _ := openTest(t)
-	if _, err := s.Append(context.Background(), "", &flow.Observation{}); err == nil {
-		t.Error("append to an empty session key succeeded")
-	}
+	forEachBackend(t, func(t *testing.T, open opener) {
+		s := open(t)
+		if _, err := s.Append(context.Background(), "", &flow.Observation{}); err == nil {
+			t.Error("append to an empty session key succeeded")
+		}
+	})
 }
 
 func TestPackHashes(t *testing.T) {
@@ -232,12 +231,14 @@ func TestSchema(t *testing.T) {
 // labels, Pruned, no fingerprints — so a mirror that joins it later still
 // knows what it held (DESIGN rule 3); a live session is untouched; a
 // second prune leaves the tombstone alone; sequence numbers are never
-// reused; and the file gives the space back.
-func TestPrune(t *testing.T) {
+// reused; and a SQLite file gives the space back.
+func TestPrune(t *testing.T) { forEachBackend(t, testPrune) }
+
+func testPrune(t *testing.T, open opener) {
 	ctx := context.Background()
-	s, _ := openTest(t)
+	s := open(t)
 	clock := time.UnixMilli(1_000_000)
-	s.now = func() time.Time { return clock }
+	s.setNow(func() time.Time { return clock })
 	big := make([]uint64, 50_000)
 	for i := range big {
 		big[i] = uint64(i) * 7919
@@ -257,7 +258,9 @@ func TestPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	pages := func() (n int64) {
-		s.db.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&n)
+		if lite, ok := s.stateStore.(*SQLite); ok {
+			lite.db.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&n)
+		}
 		return n
 	}
 	before := pages()
@@ -281,7 +284,7 @@ func TestPrune(t *testing.T) {
 	if err := s.Sync(ctx, "new", &mNew); err != nil || len(mNew.Sources) != 1 || mNew.Sources[0].Tool != "a/b" {
 		t.Errorf("live session: %+v (%v)", mNew.Sources, err)
 	}
-	if after := pages(); after >= before {
+	if after := pages(); s.kind == "sqlite" && after >= before {
 		t.Errorf("the file kept its %d pages after pruning (%d now)", before, after)
 	}
 	// Tombstones are not pruned again.
@@ -460,12 +463,16 @@ func TestOpenRace(t *testing.T) {
 	}
 }
 
-// TestConcurrentProcesses has four processes append to two sessions at once
-// while this process syncs a mirror of each continuously.
-func TestConcurrentProcesses(t *testing.T) {
+// TestConcurrentProcesses has four processes (proxies, or replicas)
+// append to two sessions at once while this process syncs a mirror of each
+// continuously.
+func TestConcurrentProcesses(t *testing.T) { forEachBackend(t, testConcurrentProcesses) }
+
+func testConcurrentProcesses(t *testing.T, open opener) {
 	const procs, perProc = 4, 100
 	ctx := context.Background()
-	s, path := openTest(t)
+	s := open(t)
+	path := s.dsn
 
 	mirrors := map[string]*flow.Session{"A": {}, "B": {}}
 	var (
@@ -522,20 +529,11 @@ func TestConcurrentProcesses(t *testing.T) {
 	// The writers really did interleave: count how often the writer of
 	// consecutive rows changes.
 	switches, last := 0, ""
-	rows, err := s.db.Query(`SELECT tool FROM observations ORDER BY seq`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var tool string
-		if err := rows.Scan(&tool); err != nil {
-			t.Fatal(err)
-		}
+	for _, tool := range s.strs(t, `SELECT tool FROM observations ORDER BY seq`) {
 		if w := strings.Split(tool, "/")[1]; w != last {
 			switches, last = switches+1, w
 		}
 	}
-	rows.Close()
 	t.Logf("%d syncs ran while the writers appended; the writer changed %d times in %d rows", syncs, switches, procs*perProc)
 	if switches < 2*procs {
 		t.Errorf("writers barely overlapped (%d changes of writer); the test did not test concurrency", switches)
@@ -547,7 +545,7 @@ func TestConcurrentProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Exactly this session's rows, in seq order, as the table holds them.
-		want := rowsOf(t, s.db, sess)
+		want := s.seqs(t, sess)
 		if len(want) != procs*perProc/2 {
 			t.Fatalf("session %s has %d rows in the table, want %d", sess, len(want), procs*perProc/2)
 		}
@@ -578,24 +576,6 @@ func TestConcurrentProcesses(t *testing.T) {
 			}
 		}
 	}
-}
-
-// rowsOf lists a session's sequence numbers straight from the table.
-func rowsOf(t testing.TB, db *sql.DB, session string) []int64 {
-	rows, err := db.Query(`SELECT seq FROM observations WHERE session = ? ORDER BY seq`, session)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var seqs []int64
-	for rows.Next() {
-		var s int64
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		seqs = append(seqs, s)
-	}
-	return seqs
 }
 
 func BenchmarkAppend150k(b *testing.B) {
