@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -139,17 +138,6 @@ func (b *backend) setNow(now func() time.Time) {
 	}
 }
 
-// pull is the store's pull, without a mirror.
-func (b *backend) pull(ctx context.Context, session string, after int64, apply func(int64, *flow.Observation)) error {
-	switch s := b.stateStore.(type) {
-	case *SQLite:
-		return s.pull(ctx, session, after, apply)
-	case *Postgres:
-		return s.pull(ctx, session, after, apply)
-	}
-	panic("unknown backend") // a test bug, not input
-}
-
 // queryRow runs a query written with ? placeholders straight against the
 // store's database and scans its one row.
 func (b *backend) queryRow(t testing.TB, q string, args []any, dest ...any) {
@@ -281,7 +269,3 @@ func dollars(q string) string {
 func (b *backend) seqs(t testing.TB, session string) []int64 {
 	return b.column(t, `SELECT seq FROM observations WHERE session = ? ORDER BY seq`, session)
 }
-
-// tempDSN is where a SQLite backend's helper would create a store; only
-// for tests that hand helpers a path of their own.
-func tempDSN(t testing.TB) string { return filepath.Join(t.TempDir(), "state.db") }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -31,6 +32,9 @@ type Postgres struct {
 	name string // the database, for messages; never the password
 	pool *pgxpool.Pool
 	feed *feed // nil: every Sync queries
+
+	// How many Syncs queried and how many the change feed let skip.
+	queried, skipped atomic.Int64
 
 	// now is the clock for sessions.last_seen; tests replace it.
 	now func() time.Time
@@ -411,6 +415,7 @@ func (p *Postgres) Sync(ctx context.Context, session string, mirror *flow.Sessio
 		return err
 	}
 	if p.feed == nil {
+		p.queried.Add(1)
 		return p.pull(ctx, session, mirror.Watermark, mirror.Apply)
 	}
 	same, err := p.feed.unchanged(ctx, session, mirror.Watermark)
@@ -418,9 +423,11 @@ func (p *Postgres) Sync(ctx context.Context, session string, mirror *flow.Sessio
 		return fmt.Errorf("state store %s: sync: %w", p.name, err)
 	}
 	if same {
+		p.skipped.Add(1)
 		return nil
 	}
-	m := p.feed.mark(session)
+	p.queried.Add(1)
+	m := p.feed.mark()
 	if err := p.pull(ctx, session, mirror.Watermark, mirror.Apply); err != nil {
 		return err
 	}

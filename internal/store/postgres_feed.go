@@ -53,6 +53,7 @@ type feed struct {
 	last  map[string]uint64
 	marks map[string]feedMark // session → state after its last query
 	wait  []chan bool         // Syncs waiting for the next barrier
+	pid   uint32              // the listener's backend, for tests
 
 	kick   chan struct{}
 	cancel context.CancelFunc
@@ -72,9 +73,10 @@ type feedMark struct {
 // makes Syncs query.
 const (
 	feedMaxSessions = 50_000
-	feedIdle        = time.Second      // barrier at least this often, to drain and to notice a dead connection
-	feedRetryMax    = 5 * time.Second  // longest wait between reconnects
-	feedBarrierMax  = 10 * time.Second // a barrier slower than this counts as a dead connection
+	feedIdle        = time.Second           // barrier at least this often, to drain and to notice a dead connection
+	feedRetryMin    = 50 * time.Millisecond // first wait before a reconnect
+	feedRetryMax    = 5 * time.Second       // longest wait between reconnects
+	feedBarrierMax  = 10 * time.Second      // a barrier slower than this counts as a dead connection
 )
 
 func startFeed(cfg *pgconn.Config, name string) *feed {
@@ -116,7 +118,7 @@ func (f *feed) notified(_ *pgconn.PgConn, n *pgconn.Notification) {
 }
 
 // mark is taken before a Sync's query.
-func (f *feed) mark(session string) feedMark {
+func (f *feed) mark() feedMark {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return feedMark{epoch: f.epoch, count: f.count, ok: f.live}
@@ -173,9 +175,9 @@ func (f *feed) unchanged(ctx context.Context, session string, watermark int64) (
 // run keeps a listening connection and serves barriers until ctx ends.
 func (f *feed) run(ctx context.Context) {
 	defer close(f.done)
-	retry := 50 * time.Millisecond
+	retry, warned := feedRetryMin, false
 	for ctx.Err() == nil {
-		err := f.serve(ctx)
+		listened, err := f.serve(ctx)
 		f.mu.Lock()
 		f.live = false
 		f.fail()
@@ -183,7 +185,14 @@ func (f *feed) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		slog.Warn("state store: change feed listener lost; syncs query every time until it is back", "store", f.name, "err", err)
+		// Say so once per outage, not once per attempt.
+		if listened {
+			retry, warned = feedRetryMin, false
+		}
+		if !warned {
+			slog.Warn("state store: change feed not listening; syncs query every time until it is", "store", f.name, "err", err)
+			warned = true
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -202,28 +211,29 @@ func (f *feed) fail() {
 }
 
 // serve connects, listens, and runs barriers until the connection fails
-// or ctx ends.
-func (f *feed) serve(ctx context.Context) error {
+// or ctx ends; listened says whether it got as far as listening.
+func (f *feed) serve(ctx context.Context) (listened bool, err error) {
 	cctx, cancel := context.WithTimeout(ctx, feedBarrierMax)
 	conn, err := pgconn.ConnectConfig(cctx, f.cfg)
 	cancel()
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close(context.Background())
 	if err := f.exec(ctx, conn, "LISTEN "+feedChannel); err != nil {
-		return err
+		return false, err
 	}
 	f.mu.Lock()
 	f.epoch++
 	f.live = true
+	f.pid = conn.PID()
 	f.mu.Unlock()
 	idle := time.NewTicker(feedIdle)
 	defer idle.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return true, ctx.Err()
 		case <-f.kick:
 		case <-idle.C:
 		}
@@ -242,7 +252,7 @@ func (f *feed) serve(ctx context.Context) error {
 		}
 		f.mu.Unlock()
 		if err != nil {
-			return err
+			return true, err
 		}
 	}
 }

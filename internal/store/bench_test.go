@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/weir-sec/weir/internal/flow"
+)
+
+// BenchmarkAppendSync times the store's share of the decision path on
+// both stores, side by side (PostgreSQL on loopback, from the test
+// cluster, fsync off as SQLite's synchronous=NORMAL does not wait for the
+// disk either):
+//
+//   - append: one small observation (a tool result).
+//   - append+sync: one handle appends, another (a second proxy, or a
+//     second replica) syncs it into its mirror, as the next decision on
+//     the other side does.
+//   - sync-idle: the common case before a decision, nothing new; on
+//     PostgreSQL the change feed's barrier replaces the query.
+//   - sync-idle-nofeed (PostgreSQL): the same with the watermark query
+//     every time.
+//   - sync-idle-parallel: 16 goroutines, each its own session, syncing
+//     with nothing new at once; on PostgreSQL they share barriers.
+func BenchmarkAppendSync(b *testing.B) { benchBackends(b, benchmarkAppendSync) }
+
+func benchmarkAppendSync(b *testing.B, open opener) {
+	ctx := context.Background()
+	small := func(i int) *flow.Observation {
+		h := uint64(i) << 8
+		return &flow.Observation{Tool: "web/fetch", Labels: flow.Untrusted, Prints: []uint64{h | 1, h | 2, h | 3, h | 4}, Digests: []uint64{h | 5}}
+	}
+	b.Run("append", func(b *testing.B) {
+		s := open(b)
+		i := 0
+		for b.Loop() {
+			i++
+			if _, err := s.Append(ctx, "A", small(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("append+sync", func(b *testing.B) {
+		w := open(b)
+		r := w.reopen(b)
+		var m flow.Session
+		i := 0
+		for b.Loop() {
+			i++
+			seq, err := w.Append(ctx, "A", small(i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := r.Sync(ctx, "A", &m); err != nil {
+				b.Fatal(err)
+			}
+			if m.Watermark != seq {
+				b.Fatalf("mirror at %d after %d", m.Watermark, seq)
+			}
+		}
+	})
+	idle := func(b *testing.B, s stateStore) {
+		for i := range 100 {
+			if _, err := s.Append(ctx, "A", small(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var m flow.Session
+		if err := s.Sync(ctx, "A", &m); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := s.Sync(ctx, "A", &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("sync-idle", func(b *testing.B) {
+		s := open(b)
+		if p, ok := s.stateStore.(*Postgres); ok {
+			waitListening(b, p)
+		}
+		idle(b, s)
+	})
+	if s := open(b); s.kind == "postgres" {
+		b.Run("sync-idle-nofeed", func(b *testing.B) {
+			p, err := openPostgres(ctx, s.dsn, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			idle(b, p)
+		})
+	}
+	b.Run("sync-idle-parallel", func(b *testing.B) {
+		s := open(b)
+		if p, ok := s.stateStore.(*Postgres); ok {
+			waitListening(b, p)
+		}
+		var next atomic.Int32
+		b.SetParallelism(8)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			session := "P" + strconv.Itoa(int(next.Add(1)))
+			if _, err := s.Append(ctx, session, small(1)); err != nil {
+				b.Error(err)
+				return
+			}
+			var m flow.Session
+			for pb.Next() {
+				if err := s.Sync(ctx, session, &m); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
