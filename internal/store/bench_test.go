@@ -42,9 +42,7 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 			}
 		}
 	})
-	b.Run("append+sync", func(b *testing.B) {
-		w := open(b)
-		r := w.reopen(b)
+	appendSync := func(b *testing.B, w *backend, r stateStore) {
 		var m flow.Session
 		i := 0
 		for b.Loop() {
@@ -60,7 +58,21 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 				b.Fatalf("mirror at %d after %d", m.Watermark, seq)
 			}
 		}
+	}
+	b.Run("append+sync", func(b *testing.B) {
+		w := open(b)
+		appendSync(b, w, w.reopen(b))
 	})
+	if s := open(b); s.kind == "postgres" {
+		b.Run("append+sync-nofeed", func(b *testing.B) {
+			r, err := openPostgres(ctx, s.dsn, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			appendSync(b, s, r)
+		})
+	}
 	idle := func(b *testing.B, s stateStore) {
 		for i := range 100 {
 			if _, err := s.Append(ctx, "A", small(i)); err != nil {
@@ -94,11 +106,7 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 			idle(b, p)
 		})
 	}
-	b.Run("sync-idle-parallel", func(b *testing.B) {
-		s := open(b)
-		if p, ok := s.stateStore.(*Postgres); ok {
-			waitListening(b, p)
-		}
+	parallel := func(b *testing.B, s stateStore) {
 		var next atomic.Int32
 		b.SetParallelism(8)
 		b.ResetTimer()
@@ -116,5 +124,22 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 				}
 			}
 		})
+	}
+	b.Run("sync-idle-parallel", func(b *testing.B) {
+		s := open(b)
+		if p, ok := s.stateStore.(*Postgres); ok {
+			waitListening(b, p)
+		}
+		parallel(b, s)
 	})
+	if s := open(b); s.kind == "postgres" {
+		b.Run("sync-idle-parallel-nofeed", func(b *testing.B) {
+			p, err := openPostgres(ctx, s.dsn, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			parallel(b, p)
+		})
+	}
 }

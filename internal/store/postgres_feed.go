@@ -53,9 +53,11 @@ type feed struct {
 	last  map[string]uint64
 	marks map[string]feedMark // session → state after its last query
 	wait  []chan bool         // Syncs waiting for the next barrier
-	pid   uint32              // the listener's backend, for tests
+	// interrupt, while the listener waits for notifications, ends the
+	// wait so that it sends a barrier.
+	interrupt context.CancelFunc
+	pid       uint32 // the listener's backend, for tests
 
-	kick   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -84,7 +86,7 @@ func startFeed(cfg *pgconn.Config, name string) *feed {
 	f := &feed{
 		cfg: cfg, name: name,
 		last: map[string]uint64{}, marks: map[string]feedMark{},
-		kick: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{}),
+		cancel: cancel, done: make(chan struct{}),
 	}
 	cfg.OnNotification = f.notified
 	go f.run(ctx)
@@ -146,17 +148,18 @@ func (f *feed) clean(session string, watermark int64, m feedMark) {
 func (f *feed) unchanged(ctx context.Context, session string, watermark int64) (bool, error) {
 	f.mu.Lock()
 	m, ok := f.marks[session]
-	if !ok || !f.live || m.epoch != f.epoch || m.watermark != watermark {
+	key := feedPayload(session)
+	if !ok || !f.live || m.epoch != f.epoch || m.watermark != watermark || f.floor > m.count || f.last[key] > m.count {
+		// Unproven, or already known changed: query, no barrier.
 		f.mu.Unlock()
 		return false, nil
 	}
 	ch := make(chan bool, 1)
 	f.wait = append(f.wait, ch)
-	f.mu.Unlock()
-	select {
-	case f.kick <- struct{}{}:
-	default: // a kick is pending; the loop will take this waiter with it
+	if f.interrupt != nil {
+		f.interrupt() // stop waiting for notifications; send a barrier
 	}
+	f.mu.Unlock()
 	var passed bool
 	select {
 	case passed = <-ch:
@@ -168,7 +171,6 @@ func (f *feed) unchanged(ctx context.Context, session string, watermark int64) (
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	key := feedPayload(session)
 	return f.live && m.epoch == f.epoch && f.floor <= m.count && f.last[key] <= m.count, nil
 }
 
@@ -228,17 +230,34 @@ func (f *feed) serve(ctx context.Context) (listened bool, err error) {
 	f.live = true
 	f.pid = conn.PID()
 	f.mu.Unlock()
-	idle := time.NewTicker(feedIdle)
-	defer idle.Stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return true, ctx.Err()
-		case <-f.kick:
-		case <-idle.C:
+		// Between barriers, read notifications as they come, so that a
+		// Sync after another replica's append usually finds its session
+		// already marked changed and queries without waiting for a
+		// barrier. A Sync that needs a barrier interrupts the wait (a
+		// read deadline: the connection stays usable); so does feedIdle,
+		// so that a dead connection is noticed by a barrier failing.
+		f.mu.Lock()
+		if len(f.wait) == 0 {
+			wctx, cancel := context.WithTimeout(ctx, feedIdle)
+			f.interrupt = cancel
+			f.mu.Unlock()
+			err := conn.WaitForNotification(wctx)
+			f.mu.Lock()
+			f.interrupt = nil
+			f.mu.Unlock()
+			cancel()
+			switch {
+			case ctx.Err() != nil:
+				return true, ctx.Err()
+			case err == nil:
+				continue // one notification, counted by notified
+			case wctx.Err() == nil:
+				return true, err // the connection failed
+			}
+			f.mu.Lock()
 		}
 		// The waiters taken here all asked before the barrier is sent.
-		f.mu.Lock()
 		batch := f.wait
 		f.wait = nil
 		f.mu.Unlock()
