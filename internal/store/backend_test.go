@@ -83,7 +83,7 @@ func openSQLiteBackend(t testing.TB) *backend {
 
 func openPostgresBackend(t testing.TB) *backend {
 	t.Helper()
-	url := pgtest.NewDatabase(t)
+	url := pgtest.NewSchema(t)
 	s, err := OpenPostgres(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func TestPostgresMigrationsMatchSQLite(t *testing.T) {
 // tables, are refused with an error that says what to do.
 func TestPostgresSchema(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.NewDatabase(t)
+	url := pgtest.NewSchema(t)
 	s := openPG(t, url)
 	c := pgConn(t, url)
 	var v, n int
@@ -75,7 +75,7 @@ func TestPostgresSchema(t *testing.T) {
 		t.Errorf("newer schema: err = %v", err)
 	}
 
-	foreign := pgtest.NewDatabase(t)
+	foreign := pgtest.NewSchema(t)
 	if _, err := pgConn(t, foreign).Exec(ctx, `CREATE TABLE observations (x text)`); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestPostgresSchema(t *testing.T) {
 // create its schema once, whoever is first; the others wait on the
 // advisory transaction lock and find it current.
 func TestPostgresOpenRace(t *testing.T) {
-	url := pgtest.NewDatabase(t)
+	url := pgtest.NewSchema(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
@@ -117,7 +117,7 @@ func TestPostgresOpenRace(t *testing.T) {
 // step moves them to the name's identity, keeping the newest of each tool.
 func TestPostgresMigrateRekeysPins(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.NewDatabase(t)
+	url := pgtest.NewSchema(t)
 	c := pgConn(t, url)
 	if _, err := c.Exec(ctx, `CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at bigint NOT NULL)`); err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestPostgresMigrateRekeysPins(t *testing.T) {
 // with an error that says why, and nothing is stored.
 func TestPostgresText(t *testing.T) {
 	ctx := context.Background()
-	s := openPG(t, pgtest.NewDatabase(t))
+	s := openPG(t, pgtest.NewSchema(t))
 	for _, c := range []struct {
 		session, tool, want string
 	}{
@@ -218,7 +218,7 @@ func waitListening(t testing.TB, s *Postgres) {
 // query until it is back, and see every row meanwhile.
 func TestPostgresFeed(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.NewDatabase(t)
+	url := pgtest.NewSchema(t)
 	a, b := openPG(t, url), openPG(t, url)
 	waitListening(t, a)
 	waitListening(t, b)
@@ -284,7 +284,7 @@ func TestPostgresFeed(t *testing.T) {
 // Sync query; none is skipped on its say-so.
 func TestPostgresFeedNeverListening(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.NewDatabase(t)
+	url := pgtest.NewSchema(t)
 	a, b := openPG(t, url), openPG(t, url)
 	b.feed.stop()
 	cfg := b.pool.Config().ConnConfig.Config.Copy()
@@ -314,7 +314,7 @@ func TestPostgresFeedNeverListening(t *testing.T) {
 // the last query left (a new proxy's, or one reset) is never skipped.
 func TestPostgresFeedOtherMirror(t *testing.T) {
 	ctx := context.Background()
-	s := openPG(t, pgtest.NewDatabase(t))
+	s := openPG(t, pgtest.NewSchema(t))
 	waitListening(t, s)
 	if _, err := s.Append(ctx, "S", &flow.Observation{Tool: "a/b"}); err != nil {
 		t.Fatal(err)

@@ -42,3 +42,26 @@ func TestNewDatabase(t *testing.T) {
 	}
 	t.Logf("PostgreSQL %s at %s", v, Shared(t).URL)
 }
+
+// TestNewSchema: a schema's URL opens on that schema alone.
+func TestNewSchema(t *testing.T) {
+	ctx := context.Background()
+	a, b := NewSchema(t), NewSchema(t)
+	ca, err := pgx.Connect(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ca.Close(ctx)
+	if _, err := ca.Exec(ctx, `CREATE TABLE x (v int)`); err != nil {
+		t.Fatal(err)
+	}
+	cb, err := pgx.Connect(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close(ctx)
+	var n int
+	if err := cb.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("schema b holds %d tables, %v", n, err)
+	}
+}
