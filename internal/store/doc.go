@@ -1,7 +1,7 @@
-// Package store keeps Weir's state on disk: the home directory, the
-// per-install key that every fingerprint and digest is keyed with, the
-// identity of the client session a proxy serves, and the state store that
-// the proxies of one client share.
+// Package store keeps Weir's state: the home directory, the per-install
+// key that every fingerprint and digest is keyed with, the identity of the
+// client session a proxy serves, and the state store that the proxies of
+// one client (SQLite) or the replicas of a gateway (PostgreSQL) share.
 //
 // # Why a shared store
 //
@@ -57,12 +57,97 @@
 // the migration does not open the store: restart the clients once Weir is
 // upgraded.
 //
+// # The PostgreSQL store
+//
+// Replicas of `weir gateway` on several machines share one PostgreSQL
+// database through [Postgres] ([OpenPostgres] with a postgres:// URL): the
+// same operations as [SQLite], the same tables and columns (text names,
+// bigint times and sequence numbers, packed hashes as bytea, never a value
+// or a text of a call or result), and the same schema versions, migrated
+// the same way: in one transaction, by whichever replica opens the
+// database first, a store from a newer Weir refused. Text columns are
+// COLLATE "C" so that they compare and sort bytewise, as SQLite's do. One
+// difference: PostgreSQL text holds no NUL byte and only valid UTF-8, so
+// a name that is not (a tool a server named with "\u0000") is refused
+// with an error, never stored as something else that could collide with
+// another name.
+//
+// Where SQLite has one writer at a time, PostgreSQL runs writers at once,
+// and three places need them serialised. Each takes an advisory
+// transaction lock (pg_advisory_xact_lock) keyed by a hash of what it
+// serialises, released when its transaction ends however it ends; a
+// session-level advisory lock would stay held by a pooled connection after
+// it is released to the pool, blocking every replica behind it.
+//
+//   - Migrations: openers take one lock first, so two replicas starting on
+//     a new database do not both create the schema.
+//   - Appends to a session: sequence numbers come from an identity column,
+//     drawn at insert, not at commit, so two appends to one session could
+//     commit in the other order, and a mirror that synced between them
+//     would move its watermark past the lower row and never pull it (the
+//     concurrency test misses about one row in ten without the lock). With
+//     the session's lock held from before the insert to the commit, a row's
+//     number is drawn only after every earlier row of its session has
+//     committed, so a snapshot that sees a row sees every row below it and
+//     the watermark query stays exact. Written entries, which readers also
+//     follow by watermark, take a lock per server identity for the same
+//     reason; Prune takes the lock of each session it tombstones, in name
+//     order, and checks under it that the session is still stale.
+//   - Rate limits: Take holds the (session, key)'s lock while it counts and
+//     records, in one round trip (a batch is one implicit transaction), so
+//     replicas together never let more than n calls through. Its counting
+//     statement runs after the lock is granted, so its snapshot includes
+//     every event the previous holder committed.
+//
+// Approvals need no lock: a single UPDATE … WHERE status = from, or an
+// INSERT … ON CONFLICT DO NOTHING for nonces, has exactly one winner.
+//
+// # The change feed
+//
+// Append also runs pg_notify on the channel weir_observations, with a
+// hash of the session, in its transaction: PostgreSQL delivers it when,
+// and only if, the row commits. Each Postgres store keeps one connection
+// listening. The watermark query stays the truth; the feed only lets Sync
+// skip it, when it can prove nothing was appended to the session since its
+// last query left the mirror at its watermark:
+//
+//  1. That query began after the listener was confirmed listening (LISTEN
+//     had returned), on the connection that is still the listener: every
+//     transaction that committed after the query's snapshot notified it.
+//  2. A barrier (SELECT 1 on the listener connection) that began after
+//     this Sync began has completed: PostgreSQL signals listeners before it
+//     acknowledges a commit, and a listening backend sends the
+//     notifications it holds before its next ReadyForQuery, so every commit
+//     acknowledged before this Sync (on any replica, hence anything the
+//     client could have seen) has been counted.
+//  3. No notification for the session's hash was counted since the mark
+//     taken before that query.
+//
+// Anything short of that proof queries: the listener down, reconnecting or
+// not yet listening (a reconnect starts a new epoch, and marks of the old
+// one are void), a failed barrier, a mirror at another watermark, a
+// notification that is not Weir's, the feed's bookkeeping at its bound. NOTIFY
+// alone would not do: it is delivered at most once, lost while the
+// listener reconnects, and read some time after the commit, so a replica
+// trusting it could decide on a mirror that misses a row the client has
+// already seen written through another replica.
+//
+// A barrier costs a round trip, like the query it replaces, but a trivial
+// one, and one barrier serves every Sync that was waiting when it was sent:
+// many sessions syncing at once cost one SELECT 1 between them instead of
+// an indexed query each (BenchmarkAppendSync/postgres/sync-idle-parallel).
+// Between barriers the listener reads notifications as they arrive, so a
+// Sync after another replica's append usually finds its session already
+// marked changed and queries without waiting for a barrier.
+//
 // # Using it
 //
 //	home, err := store.Home()
 //	key, err := store.LoadKey(home)           // for the fingerprinter
 //	session, how, err := store.SessionKey()   // log `how` at start-up
 //	st, err := store.OpenSQLite(ctx, filepath.Join(home, "state.db"))
+//	// or, for the replicas of a gateway:
+//	st, err := store.OpenPostgres(ctx, "postgres://weir@db.internal:5432/weir")
 //	defer st.Close()
 //
 //	var mirror flow.Session
