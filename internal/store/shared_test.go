@@ -310,3 +310,78 @@ func testAppendConcurrentReplicas(t *testing.T, open opener) {
 		t.Errorf("the mirror holds %d rows, the table %d; %d rows missed", len(got), len(want), missing)
 	}
 }
+
+// TestPruneConcurrent: two handles prune at once, again and again, while a
+// third keeps appending to a live session and a mirror follows a stale
+// one: no prune fails or deadlocks, each stale session ends as one
+// tombstone, the live one loses nothing, and the mirror of the stale one
+// learns it was pruned.
+func TestPruneConcurrent(t *testing.T) { forEachBackend(t, testPruneConcurrent) }
+
+func testPruneConcurrent(t *testing.T, open opener) {
+	ctx := context.Background()
+	a := open(t)
+	b, c := a.reopen(t), a.reopen(t)
+	clock := time.UnixMilli(1_000_000)
+	for _, h := range []*backend{a, b, c} {
+		h.setNow(func() time.Time { return clock })
+	}
+	var stale []string
+	for i := range 20 {
+		sess := "old" + strconv.Itoa(i)
+		stale = append(stale, sess)
+		for j := range 3 {
+			if _, err := a.Append(ctx, sess, &flow.Observation{Tool: "notes/read", Labels: flow.Private, Prints: []uint64{uint64(j)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var mirror flow.Session
+	if err := c.Sync(ctx, "old0", &mirror); err != nil {
+		t.Fatal(err)
+	}
+	later := clock.Add(time.Hour)
+	for _, h := range []*backend{a, b, c} {
+		h.setNow(func() time.Time { return later })
+	}
+	var wg sync.WaitGroup
+	var pruned atomic.Int32
+	for _, h := range []*backend{a, b} {
+		wg.Go(func() {
+			for range 5 {
+				n, err := h.Prune(ctx, later.Add(-time.Minute))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				pruned.Add(int32(n))
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 100 {
+			if _, err := c.Append(ctx, "live", &flow.Observation{Tool: "a/b", Prints: []uint64{uint64(i)}}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	if n := pruned.Load(); n != int32(len(stale)) {
+		t.Errorf("%d sessions pruned in all, want %d (each once)", n, len(stale))
+	}
+	for _, sess := range stale {
+		if n := len(a.seqs(t, sess)); n != 1 {
+			t.Errorf("session %s holds %d rows, want its tombstone", sess, n)
+		}
+	}
+	if n := len(a.seqs(t, "live")); n != 100 {
+		t.Errorf("the live session holds %d rows, want 100", n)
+	}
+	if err := c.Sync(ctx, "old0", &mirror); err != nil {
+		t.Fatal(err)
+	}
+	if last := mirror.Sources[len(mirror.Sources)-1]; last.Tool != flow.PrunedTool || last.Labels != flow.Private|flow.Pruned {
+		t.Errorf("the stale session's mirror ends with %+v, want its tombstone", last)
+	}
+}
