@@ -15,6 +15,9 @@ import (
 // disk either):
 //
 //   - append: one small observation (a tool result).
+//   - append-parallel: 16 goroutines appending at once, each to its own
+//     session (SQLite has one writer at a time; PostgreSQL serialises the
+//     commits of notifying transactions, see the package documentation).
 //   - append+sync: one handle appends, another (a second proxy, or a
 //     second replica) syncs it into its mirror, as the next decision on
 //     the other side does.
@@ -41,6 +44,23 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 				b.Fatal(err)
 			}
 		}
+	})
+	b.Run("append-parallel", func(b *testing.B) {
+		s := open(b)
+		var next atomic.Int32
+		b.SetParallelism(8)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			session := "P" + strconv.Itoa(int(next.Add(1)))
+			i := 0
+			for pb.Next() {
+				i++
+				if _, err := s.Append(ctx, session, small(i)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
 	})
 	appendSync := func(b *testing.B, w *backend, r stateStore) {
 		var m flow.Session

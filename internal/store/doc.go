@@ -140,6 +140,15 @@
 // Sync after another replica's append usually finds its session already
 // marked changed and queries without waiting for a barrier.
 //
+// Two costs come with it. Every writer must notify: a replica that
+// appended without it would make the others' skips unsound, so notifying
+// is part of the schema's contract, and changing it needs a new schema
+// version. And PostgreSQL serialises the commits of notifying
+// transactions on one cluster-wide lock (so that its queue is in commit
+// order), held through the commit's WAL flush: appends from all replicas
+// commit one at a time, as SQLite's writers do. With synchronous_commit
+// on, that bounds appends per second by the flush latency.
+//
 // # Using it
 //
 //	home, err := store.Home()
