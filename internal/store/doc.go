@@ -114,7 +114,7 @@
 //  1. That query began after the listener was confirmed listening (LISTEN
 //     had returned), on the connection that is still the listener: every
 //     transaction that committed after the query's snapshot notified it.
-//  2. A barrier (SELECT 1 on the listener connection) that began after
+//  2. A barrier (a trivial query on the listener connection) that began after
 //     this Sync began has completed: PostgreSQL signals listeners before it
 //     acknowledges a commit, and a listening backend sends the
 //     notifications it holds before its next ReadyForQuery, so every commit
@@ -125,7 +125,9 @@
 //
 // Anything short of that proof queries: the listener down, reconnecting or
 // not yet listening (a reconnect starts a new epoch, and marks of the old
-// one are void), a failed barrier, a mirror at another watermark, a
+// one are void), a failed barrier (among them one that ran on another
+// backend than the listening one, as behind a pooler in transaction mode,
+// where the feed never proves anything), a mirror at another watermark, a
 // notification that is not Weir's, the feed's bookkeeping at its bound. NOTIFY
 // alone would not do: it is delivered at most once, lost while the
 // listener reconnects, and read some time after the commit, so a replica
@@ -134,7 +136,7 @@
 //
 // A barrier costs a round trip, like the query it replaces, but a trivial
 // one, and one barrier serves every Sync that was waiting when it was sent:
-// many sessions syncing at once cost one SELECT 1 between them instead of
+// many sessions syncing at once cost one trivial query between them instead of
 // an indexed query each (BenchmarkAppendSync/postgres/sync-idle-parallel).
 // Between barriers the listener reads notifications as they arrive, so a
 // Sync after another replica's append usually finds its session already

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -26,7 +27,7 @@ const feedChannel = "weir_observations"
 //     (epoch unchanged): a transaction that commits after LISTEN took
 //     effect notifies it, and a reconnect may have missed some;
 //   - every notification of a commit acknowledged before this Sync began
-//     has been read: a barrier (a SELECT 1 on the listener connection)
+//     has been read: a barrier (a trivial query on the listener connection)
 //     that began after Sync did has completed. PostgreSQL signals the
 //     listeners of a commit before it acknowledges the commit, and a
 //     listening backend sends the notifications it has pending before the
@@ -225,10 +226,14 @@ func (f *feed) serve(ctx context.Context) (listened bool, err error) {
 	if err := f.exec(ctx, conn, "LISTEN "+feedChannel); err != nil {
 		return false, err
 	}
+	pid, err := f.barrier(ctx, conn, 0)
+	if err != nil {
+		return false, err
+	}
 	f.mu.Lock()
 	f.epoch++
 	f.live = true
-	f.pid = conn.PID()
+	f.pid = pid
 	f.mu.Unlock()
 	for {
 		// Between barriers, read notifications as they come, so that a
@@ -261,7 +266,7 @@ func (f *feed) serve(ctx context.Context) (listened bool, err error) {
 		batch := f.wait
 		f.wait = nil
 		f.mu.Unlock()
-		err := f.exec(ctx, conn, "SELECT 1")
+		_, err := f.barrier(ctx, conn, pid)
 		f.mu.Lock()
 		if err != nil {
 			f.live = false
@@ -274,6 +279,40 @@ func (f *feed) serve(ctx context.Context) (listened bool, err error) {
 			return true, err
 		}
 	}
+}
+
+// barrierQuery is the barrier. It also names the backend that ran it and
+// whether that backend listens on feedChannel: behind a pooler that hands
+// each statement to any server connection (pgbouncer's transaction mode),
+// the barrier could run on a backend that never listened and prove
+// nothing, so a barrier on any backend but the one that ran LISTEN, or on
+// one not listening, fails and Syncs query.
+const barrierQuery = `SELECT pg_backend_pid(), EXISTS (SELECT 1 FROM pg_listening_channels() AS c WHERE c = '` + feedChannel + `')`
+
+// barrier runs barrierQuery and returns the backend's pid; it fails
+// unless the backend listens and, when want is not 0, is the backend want.
+func (f *feed) barrier(ctx context.Context, conn *pgconn.PgConn, want uint32) (uint32, error) {
+	ctx, cancel := context.WithTimeout(ctx, feedBarrierMax)
+	defer cancel()
+	res, err := conn.Exec(ctx, barrierQuery).ReadAll()
+	if err != nil {
+		return 0, err
+	}
+	if len(res) != 1 || len(res[0].Rows) != 1 || len(res[0].Rows[0]) != 2 {
+		return 0, errors.New("listener barrier: unexpected result")
+	}
+	row := res[0].Rows[0]
+	pid, err := strconv.ParseUint(string(row[0]), 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("listener barrier: backend pid %q: %w", row[0], err)
+	}
+	switch {
+	case string(row[1]) != "t":
+		return 0, fmt.Errorf("listener barrier: backend %d does not listen on %s (a pooler in transaction mode?)", pid, feedChannel)
+	case want != 0 && uint32(pid) != want:
+		return 0, fmt.Errorf("listener barrier ran on backend %d, not the listening backend %d (a pooler in transaction mode?)", pid, want)
+	}
+	return uint32(pid), nil
 }
 
 func (f *feed) exec(ctx context.Context, conn *pgconn.PgConn, sql string) error {
