@@ -58,9 +58,16 @@ type Cluster struct {
 }
 
 // Bin returns the directory holding the PostgreSQL server binaries, or ""
-// when they are not installed. It prefers Debian's /usr/lib/postgresql/N
-// (newest first), then initdb and pg_ctl on PATH.
+// when they are not installed: $WEIR_PGTEST_BIN when set (a directory
+// without them stands for PostgreSQL not installed), else Debian's
+// /usr/lib/postgresql/N (newest first), else initdb and pg_ctl on PATH.
 func Bin() string {
+	if d, ok := os.LookupEnv("WEIR_PGTEST_BIN"); ok {
+		if isExec(filepath.Join(d, "initdb")) && isExec(filepath.Join(d, "pg_ctl")) {
+			return d
+		}
+		return ""
+	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
 	for _, d := range dirs {
