@@ -21,6 +21,8 @@ import (
 //   - append+sync: one handle appends, another (a second proxy, or a
 //     second replica) syncs it into its mirror, as the next decision on
 //     the other side does.
+//   - append+sync-own: one handle appends and syncs, as a proxy persists
+//     a result's observation and brings its own mirror up to date.
 //   - sync-idle: the common case before a decision, nothing new; on
 //     PostgreSQL the change feed's barrier replaces the query.
 //   - sync-idle-nofeed (PostgreSQL): the same with the watermark query
@@ -82,6 +84,10 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 	b.Run("append+sync", func(b *testing.B) {
 		w := open(b)
 		appendSync(b, w, w.reopen(b))
+	})
+	b.Run("append+sync-own", func(b *testing.B) {
+		w := open(b)
+		appendSync(b, w, w)
 	})
 	if s := open(b); s.kind == "postgres" {
 		b.Run("append+sync-nofeed", func(b *testing.B) {

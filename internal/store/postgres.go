@@ -402,6 +402,11 @@ func (p *Postgres) Append(ctx context.Context, session string, o *flow.Observati
 	if err := p.pool.SendBatch(ctx, b).Close(); err != nil {
 		return 0, fmt.Errorf("state store %s: append: %w", p.name, err)
 	}
+	if p.feed != nil {
+		// This store's own mirror of the session (the relay syncs right
+		// after it appends) need not wait for a barrier to learn it.
+		p.feed.changed(session)
+	}
 	return seq, nil
 }
 

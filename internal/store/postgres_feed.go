@@ -39,9 +39,16 @@ const feedChannel = "weir_observations"
 // Anything else (the listener down, reconnecting, or not yet listening;
 // the mirror at another watermark; a barrier that failed; a notification
 // that did not parse; the bookkeeping's bound reached) makes Sync query.
-// Barriers are shared: one serves every Sync that was waiting when it was
-// sent, so many concurrent syncs cost one trivial round trip between them,
-// not one indexed query each.
+//
+// The Sync that needs a barrier runs it itself, on the listener
+// connection, when none is running; when one is, it waits for that one to
+// end (it began too early to count) and then runs or waits for the next.
+// So barriers are shared: one serves every Sync that was waiting when it
+// began, and many concurrent syncs cost one trivial round trip between
+// them, not one indexed query each. Between barriers nothing reads the
+// connection; notifications wait in its socket until the next barrier,
+// which a background loop also runs every feedIdle, to drain them and to
+// notice a dead connection.
 type feed struct {
 	cfg  *pgconn.Config
 	name string
@@ -53,12 +60,17 @@ type feed struct {
 	floor uint64 // every session counts as notified at floor
 	last  map[string]uint64
 	marks map[string]feedMark // session → state after its last query
-	wait  []chan bool         // Syncs waiting for the next barrier
-	// interrupt, while the listener waits for notifications, ends the
-	// wait so that it sends a barrier.
-	interrupt context.CancelFunc
-	pid       uint32 // the listener's backend, for tests
 
+	conn     *pgconn.PgConn // the listener; used only by a barrier's runner
+	pid      uint32         // its backend
+	started  uint64         // barriers begun
+	passed   uint64         // the latest barrier that succeeded
+	failed   uint64         // the latest barrier that failed
+	running  bool           // a barrier is running
+	finished chan struct{}  // closed when the running barrier ends
+	broken   chan struct{}  // a barrier failed: the loop must reconnect
+
+	ctx    context.Context // the feed's life; barriers run under it
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -87,10 +99,11 @@ func startFeed(cfg *pgconn.Config, name string) *feed {
 	f := &feed{
 		cfg: cfg, name: name,
 		last: map[string]uint64{}, marks: map[string]feedMark{},
-		cancel: cancel, done: make(chan struct{}),
+		broken: make(chan struct{}, 1),
+		ctx:    ctx, cancel: cancel, done: make(chan struct{}),
 	}
 	cfg.OnNotification = f.notified
-	go f.run(ctx)
+	go f.run()
 	return f
 }
 
@@ -99,8 +112,8 @@ func (f *feed) stop() {
 	<-f.done
 }
 
-// notified counts one notification; it runs on the listener goroutine,
-// inside a barrier's (or LISTEN's) read.
+// notified counts one notification; it runs on a barrier's runner, inside
+// the barrier's read.
 func (f *feed) notified(_ *pgconn.PgConn, n *pgconn.Notification) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -113,11 +126,24 @@ func (f *feed) notified(_ *pgconn.PgConn, n *pgconn.Notification) {
 		f.floor = f.count
 		return
 	}
+	f.changedLocked(n.Payload)
+}
+
+// changed records that session was appended to by this store, so that its
+// next Sync queries at once instead of waiting for a barrier to say so.
+func (f *feed) changed(session string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.count++
+	f.changedLocked(feedPayload(session))
+}
+
+func (f *feed) changedLocked(key string) {
 	if len(f.last) >= feedMaxSessions {
 		clear(f.last)
 		f.floor = f.count
 	}
-	f.last[n.Payload] = f.count
+	f.last[key] = f.count
 }
 
 // mark is taken before a Sync's query.
@@ -147,45 +173,84 @@ func (f *feed) clean(session string, watermark int64, m feedMark) {
 // since the query that left a mirror at watermark; false whenever that is
 // not proven.
 func (f *feed) unchanged(ctx context.Context, session string, watermark int64) (bool, error) {
+	key := feedPayload(session)
 	f.mu.Lock()
 	m, ok := f.marks[session]
-	key := feedPayload(session)
 	if !ok || !f.live || m.epoch != f.epoch || m.watermark != watermark || f.floor > m.count || f.last[key] > m.count {
 		// Unproven, or already known changed: query, no barrier.
 		f.mu.Unlock()
 		return false, nil
 	}
-	ch := make(chan bool, 1)
-	f.wait = append(f.wait, ch)
-	if f.interrupt != nil {
-		f.interrupt() // stop waiting for notifications; send a barrier
-	}
 	f.mu.Unlock()
-	var passed bool
-	select {
-	case passed = <-ch:
-	case <-ctx.Done():
-		return false, ctx.Err()
-	}
-	if !passed {
-		return false, nil
+	passed, err := f.await(ctx)
+	if err != nil || !passed {
+		return false, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.live && m.epoch == f.epoch && f.floor <= m.count && f.last[key] <= m.count, nil
 }
 
-// run keeps a listening connection and serves barriers until ctx ends.
-func (f *feed) run(ctx context.Context) {
+// await waits for a barrier that begins after it was called to end, and
+// reports whether it succeeded; it runs that barrier itself when none is
+// running.
+func (f *feed) await(ctx context.Context) (bool, error) {
+	f.mu.Lock()
+	target := f.started + 1 // the first barrier that counts
+	for {
+		switch {
+		case f.passed >= target:
+			f.mu.Unlock()
+			return true, nil
+		case f.failed >= target || !f.live:
+			f.mu.Unlock()
+			return false, nil
+		case !f.running:
+			f.running = true
+			f.started++
+			seq, conn, pid := f.started, f.conn, f.pid
+			done := make(chan struct{})
+			f.finished = done
+			f.mu.Unlock()
+			// Under the feed's context, not the caller's: a caller that
+			// gives up must not cut the shared connection mid-reply.
+			_, err := f.barrier(f.ctx, conn, pid)
+			f.mu.Lock()
+			f.running = false
+			close(done)
+			if err == nil {
+				f.passed = seq
+				continue
+			}
+			f.failed = seq
+			if f.live {
+				f.live, f.conn = false, nil
+				select {
+				case f.broken <- struct{}{}:
+				default:
+				}
+			}
+			continue
+		}
+		done := f.finished
+		f.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+		f.mu.Lock()
+	}
+}
+
+// run keeps a listening connection until the feed stops: it connects,
+// listens, runs the idle barriers, and reconnects when a barrier fails.
+func (f *feed) run() {
 	defer close(f.done)
 	retry, warned := feedRetryMin, false
-	for ctx.Err() == nil {
-		listened, err := f.serve(ctx)
-		f.mu.Lock()
-		f.live = false
-		f.fail()
-		f.mu.Unlock()
-		if ctx.Err() != nil {
+	for f.ctx.Err() == nil {
+		listened, err := f.serve()
+		if f.ctx.Err() != nil {
 			return
 		}
 		// Say so once per outage, not once per attempt.
@@ -197,7 +262,7 @@ func (f *feed) run(ctx context.Context) {
 			warned = true
 		}
 		select {
-		case <-ctx.Done():
+		case <-f.ctx.Done():
 			return
 		case <-time.After(retry):
 		}
@@ -205,80 +270,60 @@ func (f *feed) run(ctx context.Context) {
 	}
 }
 
-// fail answers every waiting Sync "not proven"; f.mu is held.
-func (f *feed) fail() {
-	for _, ch := range f.wait {
-		ch <- false
-	}
-	f.wait = nil
-}
-
-// serve connects, listens, and runs barriers until the connection fails
-// or ctx ends; listened says whether it got as far as listening.
-func (f *feed) serve(ctx context.Context) (listened bool, err error) {
-	cctx, cancel := context.WithTimeout(ctx, feedBarrierMax)
+// serve connects and listens, then runs idle barriers until one fails or
+// the feed stops; listened says whether it got as far as listening.
+func (f *feed) serve() (listened bool, err error) {
+	cctx, cancel := context.WithTimeout(f.ctx, feedBarrierMax)
 	conn, err := pgconn.ConnectConfig(cctx, f.cfg)
 	cancel()
 	if err != nil {
 		return false, err
 	}
 	defer conn.Close(context.Background())
-	if err := f.exec(ctx, conn, "LISTEN "+feedChannel); err != nil {
+	if err := f.exec(f.ctx, conn, "LISTEN "+feedChannel); err != nil {
 		return false, err
 	}
-	pid, err := f.barrier(ctx, conn, 0)
+	pid, err := f.barrier(f.ctx, conn, 0)
 	if err != nil {
 		return false, err
 	}
 	f.mu.Lock()
+	select {
+	case <-f.broken: // left from the previous connection
+	default:
+	}
+	f.conn, f.pid = conn, pid
 	f.epoch++
 	f.live = true
-	f.pid = pid
 	f.mu.Unlock()
+	idle := time.NewTicker(feedIdle)
+	defer idle.Stop()
 	for {
-		// Between barriers, read notifications as they come, so that a
-		// Sync after another replica's append usually finds its session
-		// already marked changed and queries without waiting for a
-		// barrier. A Sync that needs a barrier interrupts the wait (a
-		// read deadline: the connection stays usable); so does feedIdle,
-		// so that a dead connection is noticed by a barrier failing.
-		f.mu.Lock()
-		if len(f.wait) == 0 {
-			wctx, cancel := context.WithTimeout(ctx, feedIdle)
-			f.interrupt = cancel
-			f.mu.Unlock()
-			err := conn.WaitForNotification(wctx)
-			f.mu.Lock()
-			f.interrupt = nil
-			f.mu.Unlock()
-			cancel()
-			switch {
-			case ctx.Err() != nil:
-				return true, ctx.Err()
-			case err == nil:
-				continue // one notification, counted by notified
-			case wctx.Err() == nil:
-				return true, err // the connection failed
-			}
-			f.mu.Lock()
-		}
-		// The waiters taken here all asked before the barrier is sent.
-		batch := f.wait
-		f.wait = nil
-		f.mu.Unlock()
-		_, err := f.barrier(ctx, conn, pid)
-		f.mu.Lock()
-		if err != nil {
-			f.live = false
-		}
-		for _, ch := range batch {
-			ch <- err == nil
-		}
-		f.mu.Unlock()
-		if err != nil {
-			return true, err
+		select {
+		case <-f.ctx.Done():
+			f.detach()
+			return true, f.ctx.Err()
+		case <-f.broken:
+			f.detach()
+			return true, errors.New("a barrier on the listener connection failed")
+		case <-idle.C:
+			f.await(f.ctx)
 		}
 	}
+}
+
+// detach takes the connection from the feed and waits for a running
+// barrier to be done with it, so that serve can close it.
+func (f *feed) detach() {
+	f.mu.Lock()
+	f.live, f.conn = false, nil
+	for f.running {
+		done := f.finished
+		f.mu.Unlock()
+		<-done
+		f.mu.Lock()
+	}
+	f.mu.Unlock()
 }
 
 // barrierQuery is the barrier. It also names the backend that ran it and
