@@ -214,7 +214,7 @@ func (f *feed) await(ctx context.Context) (bool, error) {
 			f.mu.Unlock()
 			// Under the feed's context, not the caller's: a caller that
 			// gives up must not cut the shared connection mid-reply.
-			_, err := f.barrier(f.ctx, conn, pid)
+			err := f.barrier(f.ctx, conn, pid)
 			f.mu.Lock()
 			f.running = false
 			close(done)
@@ -283,10 +283,10 @@ func (f *feed) serve() (listened bool, err error) {
 	if err := f.exec(f.ctx, conn, "LISTEN "+feedChannel); err != nil {
 		return false, err
 	}
-	pid, err := f.barrier(f.ctx, conn, 0)
-	if err != nil {
+	if err := f.checkListening(f.ctx, conn); err != nil {
 		return false, err
 	}
+	pid := conn.PID()
 	f.mu.Lock()
 	select {
 	case <-f.broken: // left from the previous connection
@@ -326,38 +326,66 @@ func (f *feed) detach() {
 	f.mu.Unlock()
 }
 
-// barrierQuery is the barrier. It also names the backend that ran it and
-// whether that backend listens on feedChannel: behind a pooler that hands
-// each statement to any server connection (pgbouncer's transaction mode),
-// the barrier could run on a backend that never listened and prove
-// nothing, so a barrier on any backend but the one that ran LISTEN, or on
-// one not listening, fails and Syncs query.
-const barrierQuery = `SELECT pg_backend_pid(), EXISTS (SELECT 1 FROM pg_listening_channels() AS c WHERE c = '` + feedChannel + `')`
+// The feed must talk to one backend of its own: behind a pooler that
+// lends server connections per transaction (pgbouncer's transaction mode),
+// a barrier could run on a backend that never listened, and the listening
+// backend could hand notifications to another client. So the listener
+// checks, once after LISTEN, that the backend it talks to is the one the
+// connection's startup named (a pooler names its own) and that it listens,
+// and every barrier checks it ran on that backend. Behind such a pooler the
+// feed never goes live, and every Sync queries.
+const (
+	listeningQuery = `SELECT pg_backend_pid(), EXISTS (SELECT 1 FROM pg_listening_channels() AS c WHERE c = '` + feedChannel + `')`
+	barrierQuery   = `SELECT pg_backend_pid()`
+)
 
-// barrier runs barrierQuery and returns the backend's pid; it fails
-// unless the backend listens and, when want is not 0, is the backend want.
-func (f *feed) barrier(ctx context.Context, conn *pgconn.PgConn, want uint32) (uint32, error) {
+// checkListening runs listeningQuery on conn.
+func (f *feed) checkListening(ctx context.Context, conn *pgconn.PgConn) error {
+	row, err := f.row(ctx, conn, listeningQuery, 2)
+	if err != nil {
+		return err
+	}
+	if err := samePID(row[0], conn.PID()); err != nil {
+		return err
+	}
+	if string(row[1]) != "t" {
+		return fmt.Errorf("listener: backend %d does not listen on %s (a pooler in transaction mode?)", conn.PID(), feedChannel)
+	}
+	return nil
+}
+
+// barrier runs barrierQuery on conn, which must answer from backend want.
+func (f *feed) barrier(ctx context.Context, conn *pgconn.PgConn, want uint32) error {
+	row, err := f.row(ctx, conn, barrierQuery, 1)
+	if err != nil {
+		return err
+	}
+	return samePID(row[0], want)
+}
+
+func samePID(text []byte, want uint32) error {
+	pid, err := strconv.ParseUint(string(text), 10, 32)
+	if err != nil {
+		return fmt.Errorf("listener: backend pid %q: %w", text, err)
+	}
+	if uint32(pid) != want {
+		return fmt.Errorf("listener: answered by backend %d, not the connection's backend %d (a pooler in transaction mode?)", pid, want)
+	}
+	return nil
+}
+
+// row runs a one-row query of n columns in the simple protocol.
+func (f *feed) row(ctx context.Context, conn *pgconn.PgConn, sql string, n int) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, feedBarrierMax)
 	defer cancel()
-	res, err := conn.Exec(ctx, barrierQuery).ReadAll()
+	res, err := conn.Exec(ctx, sql).ReadAll()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	if len(res) != 1 || len(res[0].Rows) != 1 || len(res[0].Rows[0]) != 2 {
-		return 0, errors.New("listener barrier: unexpected result")
+	if len(res) != 1 || len(res[0].Rows) != 1 || len(res[0].Rows[0]) != n {
+		return nil, errors.New("listener: unexpected result")
 	}
-	row := res[0].Rows[0]
-	pid, err := strconv.ParseUint(string(row[0]), 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("listener barrier: backend pid %q: %w", row[0], err)
-	}
-	switch {
-	case string(row[1]) != "t":
-		return 0, fmt.Errorf("listener barrier: backend %d does not listen on %s (a pooler in transaction mode?)", pid, feedChannel)
-	case want != 0 && uint32(pid) != want:
-		return 0, fmt.Errorf("listener barrier ran on backend %d, not the listening backend %d (a pooler in transaction mode?)", pid, want)
-	}
-	return uint32(pid), nil
+	return res[0].Rows[0], nil
 }
 
 func (f *feed) exec(ctx context.Context, conn *pgconn.PgConn, sql string) error {
