@@ -138,9 +138,14 @@
 // one, and one barrier serves every Sync that was waiting when it was sent:
 // many sessions syncing at once cost one trivial query between them instead of
 // an indexed query each (BenchmarkAppendSync/postgres/sync-idle-parallel).
-// Between barriers the listener reads notifications as they arrive, so a
-// Sync after another replica's append usually finds its session already
-// marked changed and queries without waiting for a barrier.
+// The Sync that needs a barrier runs it on the listener connection
+// itself; Syncs that arrive while one runs wait for the next, which one of
+// them runs. A store's own appends mark their session changed, so the Sync
+// a proxy runs right after appending queries without a barrier. What it
+// costs: on an idle single session a barrier is about the price of the
+// query it replaces, and a Sync after another replica's append pays both
+// (the barrier finds the notification, then the query pulls the row); the
+// saving is under load, when many sessions' syncs share one barrier.
 //
 // Two costs come with it. Every writer must notify: a replica that
 // appended without it would make the others' skips unsound, so notifying
