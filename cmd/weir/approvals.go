@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -32,7 +31,7 @@ func openBook(ctx context.Context) (*approval.Book, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.OpenSQLite(ctx, filepath.Join(home, "state.db"))
+	st, err := store.Open(ctx, home, "")
 	if err != nil {
 		return nil, nil, err
 	}

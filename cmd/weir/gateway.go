@@ -38,6 +38,7 @@ Streamable HTTP at http://LISTEN/mcp, or the proxy's own stdio with --stdio
   listen: 127.0.0.1:8931          # ignored with --stdio
   policy: ./policy.yaml           # optional; the default preset otherwise
   tokens_file: ./tokens.txt       # optional; WEIR_TOKENS works too
+  store: {url: "postgres://weir:${PGPASSWORD}@db:5432/weir"}  # optional: replicas share it
   servers:
     notes: {command: [npx, -y, "@modelcontextprotocol/server-filesystem", /home/me/notes]}
     web:   {url: "https://mcp.example.com/mcp", headers: {Authorization: "Bearer ${WEB_TOKEN}"}}
@@ -49,7 +50,13 @@ session's servers decide in one taint session: private data read through
 one server cannot leave through another. A server that exits is restarted
 with backoff (the others keep working), and the client is told to list
 again. HTTP serving is secured as for weir serve (loopback by default,
-tokens required elsewhere, Origin and Host checked, rate limits).`,
+tokens required elsewhere, Origin and Host checked, rate limits).
+
+State (taint, rate limits, pins, approvals, recordings) is kept in
+$WEIR_HOME/state.db; with store: {url: postgres://...} in the file, or
+WEIR_STORE_URL, it is kept in PostgreSQL instead, and several gateways
+sharing that database serve the same sessions: a private read through one
+blocks a leak through another.`,
 		Example: `  weir gateway --config ~/.weir/gateway.yaml
   weir gateway --config gateway.yaml --stdio      # in a desktop client's config
   WEIR_TOKENS=team=$(cat token) weir gateway --config gateway.yaml --listen 0.0.0.0:8931`,
@@ -84,7 +91,7 @@ func runGateway(ctx context.Context, f gatewayFlags) error {
 		return &exitError{code: 2, err: err}
 	}
 	log := newLogger(os.Stderr).With("weir", "gateway")
-	env, err := openEnv(ctx, cfg.Policy)
+	env, err := openEnv(ctx, cfg.Policy, cfg.StoreURL)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -34,12 +33,12 @@ $WEIR_HOME/state.db.`,
 	return cmd
 }
 
-func openPinStore(ctx context.Context) (*store.SQLite, error) {
+func openPinStore(ctx context.Context) (store.State, error) {
 	home, err := store.Home()
 	if err != nil {
 		return nil, err
 	}
-	return store.OpenSQLite(ctx, filepath.Join(home, "state.db"))
+	return store.Open(ctx, home, "")
 }
 
 func pinState(p pin.Pin) string {

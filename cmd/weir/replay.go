@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,7 +19,7 @@ import (
 
 // openRecordings opens $WEIR_HOME's state store and the install key that
 // the recordings' hashes are keyed with.
-func openRecordings(ctx context.Context) (*store.SQLite, *fingerprint.Hasher, error) {
+func openRecordings(ctx context.Context) (store.State, *fingerprint.Hasher, error) {
 	home, err := store.Home()
 	if err != nil {
 		return nil, nil, err
@@ -33,7 +32,7 @@ func openRecordings(ctx context.Context) (*store.SQLite, *fingerprint.Hasher, er
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.OpenSQLite(ctx, filepath.Join(home, "state.db"))
+	st, err := store.Open(ctx, home, "")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -109,7 +109,7 @@ desktop client puts a remote server behind Weir (weir wrap writes this).
 
 func runServer(ctx context.Context, f runFlags, argv []string) error {
 	log := newLogger(os.Stderr).With("weir", f.name)
-	env, err := openEnv(ctx, f.policy)
+	env, err := openEnv(ctx, f.policy, "")
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -170,7 +170,7 @@ func runRemote(ctx context.Context, f runFlags) error {
 		return &exitError{code: 2, err: err}
 	}
 	log := newLogger(os.Stderr).With("weir", f.name)
-	env, err := openEnv(ctx, f.policy)
+	env, err := openEnv(ctx, f.policy, "")
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -317,13 +317,16 @@ type env struct {
 	hasher      *fingerprint.Hasher
 	session     string
 	sessionFrom string
-	store       *store.SQLite
+	store       store.State // SQLite by default; PostgreSQL for replicas
 	audit       *audit.Log
 	book        *approval.Book
 	scratch     *scratch.DB // the proxy's scratch database, when it has one
 }
 
-func openEnv(ctx context.Context, policyPath string) (*env, error) {
+// openEnv opens what a proxy needs. storeURL names a PostgreSQL state
+// store (a gateway's store: {url}); empty, WEIR_STORE_URL does, or else
+// the SQLite file of $WEIR_HOME is used.
+func openEnv(ctx context.Context, policyPath, storeURL string) (*env, error) {
 	home, err := store.Home()
 	if err != nil {
 		return nil, err
@@ -346,7 +349,7 @@ func openEnv(ctx context.Context, policyPath string) (*env, error) {
 	if e.session, e.sessionFrom, err = store.SessionKey(); err != nil {
 		return nil, err
 	}
-	if e.store, err = store.OpenSQLite(ctx, filepath.Join(home, "state.db")); err != nil {
+	if e.store, err = store.Open(ctx, home, storeURL); err != nil {
 		return nil, err
 	}
 	if e.audit, err = openAuditLog(home, e.policy); err != nil {

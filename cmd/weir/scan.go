@@ -243,12 +243,11 @@ func unwrapPathErr(err error) error {
 // tool as weir run would on its next launch, or returns nil when there is
 // none yet (every tool is then judged as on its first launch) or it
 // cannot be opened.
-func openPins(ctx context.Context, home string) *store.SQLite {
-	path := filepath.Join(home, "state.db")
-	if _, err := os.Stat(path); err != nil {
+func openPins(ctx context.Context, home string) store.State {
+	if _, err := os.Stat(filepath.Join(home, "state.db")); err != nil && os.Getenv(store.URLEnv) == "" {
 		return nil
 	}
-	st, err := store.OpenSQLite(ctx, path)
+	st, err := store.Open(ctx, home, "")
 	if err != nil {
 		return nil
 	}

@@ -154,7 +154,7 @@ func serve(ctx context.Context, f serveFlags) error {
 		return &exitError{code: 2, err: err}
 	}
 	log := newLogger(os.Stderr).With("weir", f.name)
-	env, err := openEnv(ctx, f.policy)
+	env, err := openEnv(ctx, f.policy, "")
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weir-sec/weir/internal/store/pgtest"
 )
 
 var (
@@ -59,6 +61,7 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
+	defer pgtest.StopShared() // the cluster of the PostgreSQL tests, if one started
 	return m.Run()
 }
 

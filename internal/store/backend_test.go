@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weir-sec/weir/internal/approval"
-	"github.com/weir-sec/weir/internal/flow"
-	"github.com/weir-sec/weir/internal/pin"
 	"github.com/weir-sec/weir/internal/store/pgtest"
 )
 
@@ -21,44 +18,10 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// stateStore is every operation both stores have.
-type stateStore interface {
-	Append(ctx context.Context, session string, o *flow.Observation) (int64, error)
-	Sync(ctx context.Context, session string, mirror *flow.Session) error
-	Take(ctx context.Context, session, key string, n int, per time.Duration, now time.Time) (bool, time.Duration, error)
-	Prune(ctx context.Context, olderThan time.Time) (int, error)
-	Observations(ctx context.Context, session string, apply func(seq int64, o *flow.Observation)) error
-
-	Pins(ctx context.Context, identity string) (map[string]pin.Pin, error)
-	AllPins(ctx context.Context, server string) ([]pin.Pin, error)
-	PutPin(ctx context.Context, p pin.Pin) error
-	ApprovePins(ctx context.Context, server, tool string, now int64) (int, error)
-	ResetPins(ctx context.Context, server string) (int, error)
-
-	approval.Store
-
-	AppendRecords(ctx context.Context, recs []Rec) error
-	Records(ctx context.Context, since int64, session string, fn func(Rec) error) error
-	PutPolicy(ctx context.Context, hash, source string, text []byte, at time.Time) error
-	Policy(ctx context.Context, hash string) (source string, text []byte, err error)
-	PruneRecords(ctx context.Context, olderThan time.Time) (int64, error)
-
-	AppendWritten(ctx context.Context, identity string, o *flow.Observation) error
-	Written(ctx context.Context, identity string, after int64, fn func(seq int64, o *flow.Observation)) error
-	PruneWritten(ctx context.Context, olderThan time.Time) error
-
-	Close() error
-}
-
-var (
-	_ stateStore = (*SQLite)(nil)
-	_ stateStore = (*Postgres)(nil)
-)
-
 // backend is one open store under test, with what the tests need to look
 // under it.
 type backend struct {
-	stateStore
+	State
 	kind  string // "sqlite" or "postgres"
 	dsn   string // the file or URL: what helper processes and reopen open
 	where string // what the store's error messages name
@@ -66,7 +29,7 @@ type backend struct {
 
 // openDSN opens the store named by dsn: a postgres:// URL, else a SQLite
 // file. The helper processes open their store with it.
-func openDSN(ctx context.Context, dsn string) (stateStore, error) {
+func openDSN(ctx context.Context, dsn string) (State, error) {
 	if strings.HasPrefix(dsn, "postgres://") {
 		return OpenPostgres(ctx, dsn)
 	}
@@ -78,7 +41,7 @@ type opener func(t testing.TB) *backend
 func openSQLiteBackend(t testing.TB) *backend {
 	t.Helper()
 	s, path := openTest(t)
-	return &backend{stateStore: s, kind: "sqlite", dsn: path, where: path}
+	return &backend{State: s, kind: "sqlite", dsn: path, where: path}
 }
 
 func openPostgresBackend(t testing.TB) *backend {
@@ -89,7 +52,7 @@ func openPostgresBackend(t testing.TB) *backend {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return &backend{stateStore: s, kind: "postgres", dsn: url, where: s.name}
+	return &backend{State: s, kind: "postgres", dsn: url, where: s.name}
 }
 
 // backends are the stores every neutral test runs against.
@@ -125,12 +88,12 @@ func (b *backend) reopen(t testing.TB) *backend {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return &backend{stateStore: s, kind: b.kind, dsn: b.dsn, where: b.where}
+	return &backend{State: s, kind: b.kind, dsn: b.dsn, where: b.where}
 }
 
 // setNow replaces the clock the store stamps sessions' activity with.
 func (b *backend) setNow(now func() time.Time) {
-	switch s := b.stateStore.(type) {
+	switch s := b.State.(type) {
 	case *SQLite:
 		s.now = now
 	case *Postgres:
@@ -143,7 +106,7 @@ func (b *backend) setNow(now func() time.Time) {
 func (b *backend) queryRow(t testing.TB, q string, args []any, dest ...any) {
 	t.Helper()
 	var err error
-	switch s := b.stateStore.(type) {
+	switch s := b.State.(type) {
 	case *SQLite:
 		err = s.db.QueryRow(q, args...).Scan(dest...)
 	case *Postgres:
@@ -166,7 +129,7 @@ func (b *backend) count(t testing.TB, q string, args ...any) int {
 func (b *backend) column(t testing.TB, q string, args ...any) []int64 {
 	t.Helper()
 	var out []int64
-	switch s := b.stateStore.(type) {
+	switch s := b.State.(type) {
 	case *SQLite:
 		out = scanInts(t, s.db, q, args...)
 	case *Postgres:
@@ -194,7 +157,7 @@ func (b *backend) strs(t testing.TB, q string, args ...any) []string {
 	t.Helper()
 	var out []string
 	var err error
-	switch s := b.stateStore.(type) {
+	switch s := b.State.(type) {
 	case *SQLite:
 		var rows *sql.Rows
 		if rows, err = s.db.Query(q, args...); err == nil {

@@ -64,7 +64,7 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 			}
 		})
 	})
-	appendSync := func(b *testing.B, w *backend, r stateStore) {
+	appendSync := func(b *testing.B, w *backend, r State) {
 		var m flow.Session
 		i := 0
 		for b.Loop() {
@@ -99,7 +99,7 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 			appendSync(b, s, r)
 		})
 	}
-	idle := func(b *testing.B, s stateStore) {
+	idle := func(b *testing.B, s State) {
 		for i := range 100 {
 			if _, err := s.Append(ctx, "A", small(i)); err != nil {
 				b.Fatal(err)
@@ -117,7 +117,7 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 	}
 	b.Run("sync-idle", func(b *testing.B) {
 		s := open(b)
-		if p, ok := s.stateStore.(*Postgres); ok {
+		if p, ok := s.State.(*Postgres); ok {
 			waitListening(b, p)
 		}
 		idle(b, s)
@@ -132,7 +132,7 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 			idle(b, p)
 		})
 	}
-	parallel := func(b *testing.B, s stateStore) {
+	parallel := func(b *testing.B, s State) {
 		var next atomic.Int32
 		b.SetParallelism(8)
 		b.ResetTimer()
@@ -153,7 +153,7 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 	}
 	b.Run("sync-idle-parallel", func(b *testing.B) {
 		s := open(b)
-		if p, ok := s.stateStore.(*Postgres); ok {
+		if p, ok := s.State.(*Postgres); ok {
 			waitListening(b, p)
 		}
 		parallel(b, s)

@@ -258,7 +258,7 @@ func testPrune(t *testing.T, open opener) {
 		t.Fatal(err)
 	}
 	pages := func() (n int64) {
-		if lite, ok := s.stateStore.(*SQLite); ok {
+		if lite, ok := s.State.(*SQLite); ok {
 			lite.db.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&n)
 		}
 		return n

@@ -350,13 +350,19 @@ var schemasURL string
 // was started, and exits with the tests' status.
 func Main(m *testing.M) {
 	code := m.Run()
+	StopShared()
+	os.Exit(code)
+}
+
+// StopShared stops the shared cluster, if one was started, for a
+// package whose TestMain does more than Main.
+func StopShared() {
 	sharedMu.Lock()
+	defer sharedMu.Unlock()
 	if shared != nil {
 		if err := shared.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 		shared, schemasURL = nil, ""
 	}
-	sharedMu.Unlock()
-	os.Exit(code)
 }
