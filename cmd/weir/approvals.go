@@ -17,25 +17,26 @@ import (
 )
 
 // openBook opens the approval book of $WEIR_HOME: the state store and the
-// install key that seals what a request shows.
-func openBook(ctx context.Context) (*approval.Book, func(), error) {
+// install key that seals what a request shows — and the store, for the
+// audit records of an answer.
+func openBook(ctx context.Context) (*approval.Book, store.State, func(), error) {
 	home, err := store.Home()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	key, err := store.LoadKey(home)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	sealer, err := approval.NewSealer(key)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	st, err := store.Open(ctx, home, "")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return &approval.Book{Store: st, Sealer: sealer}, func() { st.Close() }, nil
+	return &approval.Book{Store: st, Sealer: sealer}, st, func() { st.Close() }, nil
 }
 
 func newApprovalsCmd() *cobra.Command {
@@ -62,7 +63,7 @@ the ones answered, used or asked through the client too.`,
   weir approvals --session 4242 --all`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			book, done, err := openBook(cmd.Context())
+			book, _, done, err := openBook(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -189,7 +190,7 @@ func decideApproval(cmd *cobra.Command, id string, approve, session bool) error 
 	if !approval.ValidID(id) {
 		return &exitError{code: 2, err: fmt.Errorf("%q is not an approval id: ids are %d letters and digits, as weir approvals lists them", id, approval.IDLen)}
 	}
-	book, done, err := openBook(cmd.Context())
+	book, st, done, err := openBook(cmd.Context())
 	if err != nil {
 		return err
 	}
@@ -201,7 +202,7 @@ func decideApproval(cmd *cobra.Command, id string, approve, session bool) error 
 	case err != nil:
 		return &exitError{code: 1, err: err}
 	}
-	if err := auditDecision(r, approve, session); err != nil {
+	if err := auditDecision(r, approve, session, st); err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "weir: the answer stands, but it could not be added to the audit log: %v\n", err)
 	}
 	w := cmd.OutOrStdout()
@@ -219,7 +220,7 @@ func decideApproval(cmd *cobra.Command, id string, approve, session bool) error 
 // auditDecision records a person's answer in the audit log when it is
 // given, not when the agent retries: a denial is evidence even if the call
 // is never tried again.
-func auditDecision(r approval.Request, approve, session bool) error {
+func auditDecision(r approval.Request, approve, session bool, st store.State) error {
 	home, err := store.Home()
 	if err != nil {
 		return err
@@ -227,7 +228,7 @@ func auditDecision(r approval.Request, approve, session bool) error {
 	// The log rotates as the proxies' policy says; a policy that does not
 	// load is weir run's to report, and the default applies here.
 	pol, _ := policyfile.Resolve("", home)
-	log, err := openAuditLog(home, pol)
+	log, err := openAuditLog(home, pol, st)
 	if err != nil {
 		return err
 	}

@@ -127,9 +127,12 @@ func newAuditTailCmd() *cobra.Command {
 }
 
 func newAuditVerifyCmd() *cobra.Command {
-	var file, from, to string
+	var (
+		file, from, to string
+		chains         chainSource
+	)
 	cmd := &cobra.Command{
-		Use:   "verify [--file FILE] [--from FILE] [--to FILE]",
+		Use:   "verify [--file FILE] [--from FILE] [--to FILE] [--store URL] [--tenant NAME]",
 		Short: "Check the audit log's hash chain",
 		Long: `Verify walks the audit log and checks that every record's hash matches its
 content and the previous record's hash, and that sequence numbers have no
@@ -150,14 +153,28 @@ the decision it recorded is lost. Verify says so, with the line's number,
 and exits with a status of its own. A torn last line cannot be told apart
 from a log truncated mid-line: check the head against your anchor.
 
+With a PostgreSQL state store (--store, or WEIR_STORE_URL, and no --file),
+the chains are the store's, one per tenant, that every replica writes:
+verify checks each (or the one --tenant names) and prints its head. A
+store writes each record whole, so there a torn record is damage too.
+
 Exit status: 0 intact, 1 tampered or damaged, 2 the log could not be read
 (or does not exist), 3 intact but a write was cut short (a torn line).`,
 		Example: `  weir audit verify
+  WEIR_STORE_URL=postgres://weir@db:5432/weir weir audit verify --tenant acme
   weir audit verify --file /backup/audit.log
   weir audit verify --from ~/.weir/audit.log.48213
   weir audit verify --from audit.log.1 --to audit.log.48213`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := chains.open(cmd, cmp.Or(file, from, to))
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			if st != nil {
+				defer st.Close()
+				return verifyStore(cmd, &chains, st)
+			}
 			path, err := auditPath(cmp.Or(file, familyOf(from), familyOf(to)))
 			if err != nil {
 				return err
@@ -183,6 +200,7 @@ Exit status: 0 intact, 1 tampered or damaged, 2 the log could not be read
 	cmd.Flags().StringVar(&file, "file", "", "audit log to verify, with its rotated files (default $WEIR_HOME/audit.log)")
 	cmd.Flags().StringVar(&from, "from", "", "first file to verify: a rotated file of the log, or the log itself")
 	cmd.Flags().StringVar(&to, "to", "", "last file to verify (default the log itself, the newest)")
+	chains.flags(cmd)
 	return cmd
 }
 

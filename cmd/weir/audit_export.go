@@ -12,9 +12,12 @@ import (
 )
 
 func newAuditExportCmd() *cobra.Command {
-	var format, out, since, file string
+	var (
+		format, out, since, file string
+		chains                   chainSource
+	)
 	cmd := &cobra.Command{
-		Use:   "export [--format jsonl|ocsf] [--since DURATION] [--file LOG] [-o FILE]",
+		Use:   "export [--format jsonl|ocsf] [--since DURATION] [--file LOG | --store URL [--tenant NAME]] [-o FILE]",
 		Short: "Export audit records for a SIEM: JSON Lines, or OCSF events",
 		Long: `Export writes the audit log's records (with its rotated files, oldest
 first) one JSON object per line, to stdout or to -o FILE.
@@ -31,7 +34,11 @@ Like the log, the export holds labels, shapes and keyed hashes, never an
 argument value or result text. --since keeps the records from a time on: a
 duration back from now (90m, 24h, 7d, 2w) or a time (2026-07-01,
 2026-07-01T12:00:00Z). Export does not verify the chain: weir audit verify
-does.`,
+does.
+
+With a PostgreSQL state store (--store, or WEIR_STORE_URL, and no --file),
+export reads the store's chains, one per tenant, tenant by tenant (or the
+one --tenant names).`,
 		Example: `  weir audit export > audit.jsonl
   weir audit export --format ocsf --since 24h -o weir.ocsf.jsonl
   weir audit export --format ocsf | jq 'select(.class_uid == 2004)'`,
@@ -44,14 +51,25 @@ does.`,
 			if err != nil {
 				return err
 			}
-			files, err := auditFiles(file)
+			opts := audit.ExportOptions{Format: format, Since: from, Version: version}
+			st, err := chains.open(cmd, file)
 			if err != nil {
+				return err
+			}
+			var files []string
+			if st != nil {
+				defer st.Close()
+			} else if files, err = auditFiles(file); err != nil {
 				return err
 			}
 			var n int
 			err = writeOutput(cmd.OutOrStdout(), cmp.Or(out, "-"), func(w io.Writer) error {
 				var err error
-				n, err = audit.Export(w, files, audit.ExportOptions{Format: format, Since: from, Version: version})
+				if st != nil {
+					n, err = exportStore(cmd.Context(), w, &chains, st, opts)
+				} else {
+					n, err = audit.Export(w, files, opts)
+				}
 				return err
 			})
 			if err != nil {
@@ -67,5 +85,6 @@ does.`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default stdout)")
 	cmd.Flags().StringVar(&since, "since", "", "only records from this time on: a duration back from now (24h, 7d) or a time (2026-07-01)")
 	cmd.Flags().StringVar(&file, "file", "", "audit log to read, with its rotated files (default $WEIR_HOME/audit.log)")
+	chains.flags(cmd)
 	return cmd
 }

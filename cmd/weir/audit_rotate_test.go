@@ -33,12 +33,12 @@ func TestParseSize(t *testing.T) {
 func TestOpenAuditLogRotates(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv(auditMaxSizeEnv, "1KiB")
-	l, err := openAuditLog(home, nil)
+	l, err := openAuditLog(home, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 20 {
-		if err := l.Append(&audit.Record{Session: "s", Server: "notes", Event: "call", Tool: fmt.Sprintf("tool_%d", i), Verdict: "allow", Enforced: true, Reason: strings.Repeat("x", 100)}); err != nil {
+		if err := l.AppendAll([]*audit.Record{{Session: "s", Server: "notes", Event: "call", Tool: fmt.Sprintf("tool_%d", i), Verdict: "allow", Enforced: true, Reason: strings.Repeat("x", 100)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,7 +67,7 @@ func TestOpenAuditLogRotates(t *testing.T) {
 		t.Errorf("WEIR_AUDIT_MAX_SIZE over the policy: %d, %v", n, err)
 	}
 	t.Setenv(auditMaxSizeEnv, "lots")
-	if _, err := openAuditLog(t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), `WEIR_AUDIT_MAX_SIZE="lots": want a size such as 64MiB`) {
+	if _, err := openAuditLog(t.TempDir(), nil, nil); err == nil || !strings.Contains(err.Error(), `WEIR_AUDIT_MAX_SIZE="lots": want a size such as 64MiB`) {
 		t.Errorf("a bad size: %v", err)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weir-sec/weir/internal/approval"
-	"github.com/weir-sec/weir/internal/audit"
 	"github.com/weir-sec/weir/internal/engine"
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/gateway"
@@ -318,7 +317,7 @@ type env struct {
 	session     string
 	sessionFrom string
 	store       store.State // SQLite by default; PostgreSQL for replicas
-	audit       *audit.Log
+	audit       auditSink
 	book        *approval.Book
 	scratch     *scratch.DB // the proxy's scratch database, when it has one
 }
@@ -352,7 +351,7 @@ func openEnv(ctx context.Context, policyPath, storeURL string) (*env, error) {
 	if e.store, err = store.Open(ctx, home, storeURL); err != nil {
 		return nil, err
 	}
-	if e.audit, err = openAuditLog(home, e.policy); err != nil {
+	if e.audit, err = openAuditLog(home, e.policy, e.store); err != nil {
 		e.store.Close()
 		return nil, err
 	}

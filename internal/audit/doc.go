@@ -96,6 +96,14 @@
 // [VerifyFiles] walks the files as one chain; [Tail], [Follow] and
 // [ReadFiles] read across them.
 //
+// # Chains in a state store
+//
+// A gateway's replicas on several machines share a PostgreSQL state store
+// and keep their records there instead, one chain per tenant ([Tenant] of
+// the record's session), each row a record's line exactly as above: [Chain]
+// does Append's chaining for such a store, and a chain written out row by
+// row is a log file, byte for byte, that [Verify] and [ExportReader] read.
+//
 // # Limits
 //
 // A hash chain on its own cannot detect truncation: deleting the newest

@@ -37,6 +37,20 @@ type ExportOptions struct {
 // record (see [OCSF]). Neither verifies the chain: `weir audit verify`
 // does, and a SIEM that needs the guarantee checks the JSONL lines.
 func Export(w io.Writer, files []string, opts ExportOptions) (int, error) {
+	return export(w, opts, func(fn func(r *Record, line []byte) error) error {
+		return ReadFiles(files, opts.Since, fn)
+	})
+}
+
+// ExportReader is [Export] for a log read from r, JSON Lines as a log file
+// holds them (a state store's chain of one tenant, say).
+func ExportReader(w io.Writer, r io.Reader, opts ExportOptions) (int, error) {
+	return export(w, opts, func(fn func(r *Record, line []byte) error) error {
+		return readRecords(r, "log", opts.Since, fn)
+	})
+}
+
+func export(w io.Writer, opts ExportOptions, read func(fn func(r *Record, line []byte) error) error) (int, error) {
 	var conv func(*Record) (any, error)
 	switch opts.Format {
 	case FormatJSONL:
@@ -47,7 +61,7 @@ func Export(w io.Writer, files []string, opts ExportOptions) (int, error) {
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	n := 0
-	err := ReadFiles(files, opts.Since, func(r *Record, line []byte) error {
+	err := read(func(r *Record, line []byte) error {
 		if conv != nil {
 			ev, err := conv(r)
 			if err != nil {

@@ -133,32 +133,13 @@ func (l *Log) AppendAll(rs []*Record) (err error) {
 		return fmt.Errorf("audit: append: read tail of %s: %w", l.path, err)
 	}
 
+	out, lines, err := Chain(rs, seq, prev)
+	if err != nil {
+		return fmt.Errorf("audit: append: %w", err)
+	}
 	var buf []byte
-	out := make([]Record, len(rs))
-	for i, r := range rs {
-		c := *r
-		c.Seq, c.Prev, c.Hash = seq+1, prev, ""
-		if c.Time == "" {
-			c.Time = FormatTime(time.Now())
-		}
-		unhashed, line, sum, err := canonical(&c)
-		if err != nil {
-			return fmt.Errorf("audit: append: %w", err)
-		}
-		if changed, err := normalise(&c, unhashed); err != nil {
-			return fmt.Errorf("audit: append: %w", err)
-		} else if changed {
-			if _, line, sum, err = canonical(&c); err != nil {
-				return fmt.Errorf("audit: append: %w", err)
-			}
-		}
-		if len(line) > MaxLine {
-			return fmt.Errorf("audit: append: record is %d bytes, more than the %d a line may hold", len(line), MaxLine)
-		}
+	for _, line := range lines {
 		buf = append(append(buf, line...), '\n')
-		c.Hash = sum
-		out[i] = c
-		seq, prev = c.Seq, sum
 	}
 
 	var rotErr error
@@ -222,6 +203,47 @@ func (l *Log) Close() error {
 		return fmt.Errorf("audit: close %s: %w", l.path, err)
 	}
 	return nil
+}
+
+// Chain returns copies of rs that continue a chain whose last record has
+// seq and hash prev (0 and [Genesis] for an empty chain) — each with its
+// Seq, Prev and Hash set, and Time set to now when empty — and each one's
+// canonical line, without a newline. It is Append's chaining for chains
+// kept elsewhere than a file (a state store keeps one per tenant). rs are
+// not changed; nothing is returned if any record cannot be encoded or
+// would be longer than [MaxLine].
+func Chain(rs []*Record, seq int64, prev string) ([]Record, [][]byte, error) {
+	out := make([]Record, len(rs))
+	lines := make([][]byte, len(rs))
+	now := FormatTime(time.Now())
+	for i, r := range rs {
+		if r == nil {
+			return nil, nil, errors.New("nil record")
+		}
+		c := *r
+		c.Seq, c.Prev, c.Hash = seq+1, prev, ""
+		if c.Time == "" {
+			c.Time = now
+		}
+		unhashed, line, sum, err := canonical(&c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if changed, err := normalise(&c, unhashed); err != nil {
+			return nil, nil, err
+		} else if changed {
+			if _, line, sum, err = canonical(&c); err != nil {
+				return nil, nil, err
+			}
+		}
+		if len(line) > MaxLine {
+			return nil, nil, fmt.Errorf("record is %d bytes, more than the %d a line may hold", len(line), MaxLine)
+		}
+		c.Hash = sum
+		out[i], lines[i] = c, line
+		seq, prev = c.Seq, sum
+	}
+	return out, lines, nil
 }
 
 // link is the part of a record Append chains from.

@@ -100,14 +100,19 @@ func readFile(path string, since time.Time, fn func(r *Record, line []byte) erro
 		return fmt.Errorf("audit: read: %w", err)
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	return readRecords(f, path, since, fn)
+}
+
+// readRecords is ReadFiles for one log read from r; name names it in errors.
+func readRecords(r io.Reader, name string, since time.Time, fn func(r *Record, line []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, long, err := readLine(br)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("audit: read %s: %w", path, err)
+			return fmt.Errorf("audit: read %s: %w", name, err)
 		}
 		var r Record
 		if long || json.Unmarshal(line, &r) != nil || r.Seq < 1 {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -120,4 +121,18 @@ func isHexHash(s string) bool {
 		}
 	}
 	return true
+}
+
+// Tenant is the tenant whose chain a record of session belongs to, where a
+// state store keeps one chain per tenant: the principal a gateway's HTTP
+// front scoped the session key with ("acme" for "acme/env:build-42"), or ""
+// for a session of no principal (weir run, a gateway on loopback without
+// tokens), whose keys start with a kind and a colon ("env:", "http:",
+// "pid:") before any slash. Tenant names hold no colon or slash.
+func Tenant(session string) string {
+	i := strings.IndexByte(session, '/')
+	if i <= 0 || strings.IndexByte(session[:i], ':') >= 0 {
+		return ""
+	}
+	return session[:i]
 }

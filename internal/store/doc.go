@@ -46,12 +46,22 @@
 // [SQLite.Records] and [SQLite.PruneRecords]; the policies table the
 // policy texts they were decided under, by hash.
 //
+// The audit table holds audit chains, one per tenant ([audit.Tenant] of a
+// record's session), for stores that keep them instead of a file of each
+// home: a replicated gateway's PostgreSQL store. [AuditLog] is the relay's
+// Auditor for them; [SQLite.AppendAudit] chains records from the tenant's
+// last row under the store's write lock (PostgreSQL: the tenant's advisory
+// transaction lock), and [SQLite.WriteAudit] writes a chain out as the
+// bytes of a log file, for `weir audit verify` and `export`. Rows hold the
+// records' lines as the audit package defines them: labels, shapes and
+// keyed hashes, no values.
+//
 // # Schema versions
 //
 // The schema carries its version; opening a store from an older Weir
 // migrates it in place, in one transaction, whichever proxy opens it first
 // (the others wait for it). Version 2 added identifier digests (rows written
-// before have none) and rate-limit events; version 6 recordings. A store from a newer Weir is
+// before have none) and rate-limit events; version 6 recordings; version 8 audit chains. A store from a newer Weir is
 // refused with an error rather than guessed at, so after an upgrade a proxy
 // of the old Weir that is still running keeps working, but one started after
 // the migration does not open the store: restart the clients once Weir is

@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/weir-sec/weir/internal/approval"
+	"github.com/weir-sec/weir/internal/audit"
 	"github.com/weir-sec/weir/internal/flow"
 	"github.com/weir-sec/weir/internal/pin"
 )
@@ -37,6 +39,10 @@ type State interface {
 	AppendWritten(ctx context.Context, identity string, o *flow.Observation) error
 	Written(ctx context.Context, identity string, after int64, fn func(seq int64, o *flow.Observation)) error
 	PruneWritten(ctx context.Context, olderThan time.Time) error
+
+	AppendAudit(ctx context.Context, tenant string, rs []*audit.Record) error
+	WriteAudit(ctx context.Context, tenant string, w io.Writer) (int64, error)
+	AuditTenants(ctx context.Context) ([]string, error)
 
 	Close() error
 }

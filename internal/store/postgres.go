@@ -152,6 +152,15 @@ var pgMigrations = []string{
 		digests  bytea
 	);
 	CREATE INDEX written_identity_seq ON written (identity, seq);`,
+
+	// 8: the audit chain, one per tenant.
+	`CREATE TABLE audit (
+		tenant text COLLATE "C" NOT NULL,
+		seq    bigint NOT NULL,
+		hash   text COLLATE "C" NOT NULL,
+		line   bytea  NOT NULL,
+		PRIMARY KEY (tenant, seq)
+	);`,
 }
 
 // pgGoMigrations are [goMigrations] for PostgreSQL.

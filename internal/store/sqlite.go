@@ -176,6 +176,17 @@ var migrations = []string{
 		digests  BLOB
 	);
 	CREATE INDEX written_identity_seq ON written (identity, seq);`,
+
+	// 8: the audit chain, one per tenant, for stores that keep it (a
+	// replicated gateway's): each record's line exactly as a log file
+	// would hold it, and its hash, by the record's seq.
+	`CREATE TABLE audit (
+		tenant TEXT    NOT NULL,
+		seq    INTEGER NOT NULL,
+		hash   TEXT    NOT NULL,
+		line   BLOB    NOT NULL,
+		PRIMARY KEY (tenant, seq)
+	) WITHOUT ROWID;`,
 }
 
 // goMigrations run, in the migration's transaction, after the SQL of the
