@@ -120,6 +120,7 @@ func runGateway(ctx context.Context, f gatewayFlags) error {
 	front = transport.NewFront(transport.FrontOptions{
 		DefaultSession: os.Getenv("WEIR_SESSION"),
 		MaxMessage:     f.maxMessage,
+		Key:            env.key,
 		Logger:         log,
 		Serve:          gw.Serve,
 	})

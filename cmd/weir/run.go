@@ -314,6 +314,7 @@ type env struct {
 	policy      *policy.Policy
 	ask         *policy.Policy // for clients that can ask a person; nil if none
 	hasher      *fingerprint.Hasher
+	key         []byte // the install key, which replicas share
 	session     string
 	sessionFrom string
 	store       store.State // SQLite by default; PostgreSQL for replicas
@@ -338,6 +339,7 @@ func openEnv(ctx context.Context, policyPath, storeURL string) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.key = key
 	if e.hasher, err = fingerprint.NewHasher(key); err != nil {
 		return nil, err
 	}

@@ -170,6 +170,7 @@ func serve(ctx context.Context, f serveFlags) error {
 	front = transport.NewFront(transport.FrontOptions{
 		DefaultSession: os.Getenv("WEIR_SESSION"),
 		MaxMessage:     f.maxMessage,
+		Key:            env.key,
 		Logger:         log,
 		Serve:          relays.ServeRemote(gateway.Remote{Name: f.name, URL: u, Header: hdr}),
 	})

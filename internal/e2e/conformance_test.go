@@ -257,6 +257,14 @@ func freeLoopbackAddr(t testing.TB) string {
 // exits.
 func startDaemon(t testing.TB, env []string, argv ...string) (*syncBuffer, <-chan struct{}) {
 	t.Helper()
+	_, out, done := startDaemonCmd(t, env, argv...)
+	return out, done
+}
+
+// startDaemonCmd is startDaemon, also returning the command, for a test
+// that kills it.
+func startDaemonCmd(t testing.TB, env []string, argv ...string) (*exec.Cmd, *syncBuffer, <-chan struct{}) {
+	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	out := &syncBuffer{}
@@ -278,7 +286,7 @@ func startDaemon(t testing.TB, env []string, argv ...string) (*syncBuffer, <-cha
 			<-done
 		}
 	})
-	return out, done
+	return cmd, out, done
 }
 
 // startEverything starts the go-sdk conformance everything-server on a free

@@ -363,6 +363,7 @@ type gwHTTP struct {
 	base string // http://HOST:PORT
 	out  *syncBuffer
 	done <-chan struct{}
+	cmd  *exec.Cmd
 }
 
 func (g *gwHTTP) endpoint() string { return g.base + "/mcp" }
@@ -372,8 +373,8 @@ func (g *gwHTTP) endpoint() string { return g.base + "/mcp" }
 func startGatewayHTTP(t *testing.T, env []string, cfg string) *gwHTTP {
 	t.Helper()
 	addr := freeLoopbackAddr(t)
-	out, done := startDaemon(t, env, weirBin, "gateway", "--config", cfg, "--listen", addr)
-	g := &gwHTTP{base: "http://" + addr, out: out, done: done}
+	cmd, out, done := startDaemonCmd(t, env, weirBin, "gateway", "--config", cfg, "--listen", addr)
+	g := &gwHTTP{base: "http://" + addr, out: out, done: done, cmd: cmd}
 	awaitHealthy(t, "weir gateway", g.base, out, done)
 	return g
 }

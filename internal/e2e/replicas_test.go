@@ -1,15 +1,20 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -233,4 +238,125 @@ func verifyStoreChain(t *testing.T, home, url string, min int) string {
 		t.Errorf("weir audit verify of the store's chain: %v (want intact, at least %d records)\n%s", err, min, out)
 	}
 	return string(out)
+}
+
+// roundRobin is a load balancer without session affinity: each request
+// goes to the next replica in turn, and to the one after it when that one
+// does not answer (a dead replica), as a balancer's failover does.
+type roundRobin struct {
+	backends []string
+	next     atomic.Int64
+	served   []atomic.Int64 // requests each backend answered
+}
+
+func (lb *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	start := int(lb.next.Add(1))
+	for k := range lb.backends {
+		i := (start + k) % len(lb.backends)
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, lb.backends[i]+r.URL.Path, bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			continue
+		}
+		lb.served[i].Add(1)
+		for k, vs := range resp.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(resp.StatusCode)
+		flushCopy(w, resp.Body)
+		resp.Body.Close()
+		return
+	}
+	http.Error(w, "no replica answered", http.StatusBadGateway)
+}
+
+// flushCopy copies an answer, SSE streams included, flushing each chunk.
+func flushCopy(w http.ResponseWriter, r io.Reader) {
+	fl, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// TestGatewayReplicasWithoutAffinity: a 2025-11-25 go-sdk client session
+// through a balancer that sends each request to the next replica. The
+// replica that did not mint the Mcp-Session-Id resumes the session from
+// its sealed id, so every request is served, whichever replica gets it;
+// the note read through one is refused through the other; and when one
+// replica is killed the session goes on, on the other, without
+// initialising again.
+func TestGatewayReplicasWithoutAffinity(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDatabase(t)
+	dir := gwDir(t)
+	hook := newGWHook(t)
+	cfg := writeGatewayConfig(t, gwPolicy, gwCommand("fs", serverFilesystem(t, dir), nil), gwURL("hook", hook.url))
+	useStore(t, cfg, url)
+	homes := replicaHomes(t)
+	var gws [2]*gwHTTP
+	for i, h := range homes {
+		gws[i] = startGatewayHTTP(t, gwEnv(&weirEnv{home: h}), cfg)
+	}
+	lb := &roundRobin{backends: []string{gws[0].base, gws[1].base}, served: make([]atomic.Int64, 2)}
+	front := httptest.NewServer(lb)
+	t.Cleanup(front.Close)
+
+	ctx := ctxT(t, 90*time.Second)
+	cs := gwConnect(t, ctx, front.URL+"/mcp", nil, "2025-11-25", nil)
+	note := filepath.Join(dir, "note.md")
+	leak := map[string]any{"to": "https://hooks.example/a", "body": "fyi: " + gwNote}
+	if text, isErr := gwGoCall(t, ctx, cs, "fs__read_text_file", map[string]any{"path": note}); isErr || !strings.Contains(text, gwNote) {
+		t.Fatalf("reading the note: isError %v, %q", isErr, text)
+	}
+	for i := range 4 {
+		if text, isErr := gwGoCall(t, ctx, cs, "hook__post", map[string]any{"to": "https://hooks.example/a", "body": fmt.Sprint("build ", i, " is green")}); isErr {
+			t.Errorf("benign post %d: %s", i, text)
+		}
+		if text, isErr := gwGoCall(t, ctx, cs, "hook__post", leak); !isErr || !contains(text, "flow.exfiltration", "fs/read_text_file") {
+			t.Errorf("leak %d went through (isError %v): %s", i, isErr, text)
+		}
+	}
+	if lb.served[0].Load() < 3 || lb.served[1].Load() < 3 {
+		t.Fatalf("the balancer did not spread the session: %d and %d requests", lb.served[0].Load(), lb.served[1].Load())
+	}
+
+	// Replica A dies; the session goes on through B alone.
+	gws[0].cmd.Process.Kill()
+	<-gws[0].done
+	before := lb.served[1].Load()
+	for i := range 3 {
+		if text, isErr := gwGoCall(t, ctx, cs, "hook__post", map[string]any{"to": "https://hooks.example/a", "body": fmt.Sprint("after the kill ", i)}); isErr {
+			t.Errorf("benign post %d after A died: %s", i, text)
+		}
+		if text, isErr := gwGoCall(t, ctx, cs, "hook__post", leak); !isErr {
+			t.Errorf("leak %d after A died went through: %s", i, text)
+		}
+	}
+	if lb.served[1].Load()-before < 6 {
+		t.Errorf("B served %d requests after A died, want every one of 6", lb.served[1].Load()-before)
+	}
+	if hook.receivedAny("Tromsø") {
+		t.Errorf("the hook received the note: %q", hook.received())
+	}
+	if n := len(hook.received()); n != 7 {
+		t.Errorf("the hook received %d posts, want the 7 benign ones", n)
+	}
 }

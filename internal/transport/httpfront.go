@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -54,7 +55,13 @@ type FrontOptions struct {
 	IdleTimeout time.Duration
 	// MaxSessions bounds the sessions of one principal (0: 256).
 	MaxSessions int
-	Logger      *slog.Logger
+	// Key, the install key, makes the Mcp-Session-Ids the front mints
+	// sealed, so that every front with the same key (the replicas of a
+	// gateway) can serve any request of the session: see SessionMaxAge.
+	// Without it ids are random and known only to the front that minted
+	// them.
+	Key    []byte
+	Logger *slog.Logger
 }
 
 // Transport is the relay's view of one side (relay.Transport, which this
@@ -101,8 +108,9 @@ func Principal(ctx context.Context) string {
 // question) and ends with the answer. Messages that belong to no request go
 // to the session's GET stream, or wait there (bounded) until one opens.
 type Front struct {
-	opts FrontOptions
-	log  *slog.Logger
+	opts   FrontOptions
+	log    *slog.Logger
+	sealer cipher.AEAD // seals Mcp-Session-Ids; nil without a key
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -132,9 +140,16 @@ func NewFront(opts FrontOptions) *Front {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	var sealer cipher.AEAD
+	if len(opts.Key) > 0 {
+		var err error
+		if sealer, err = sessionAEAD(opts.Key); err != nil {
+			log.Warn("session ids are not sealed: only this process can serve its sessions", "err", err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &Front{
-		opts: opts, log: log, ctx: ctx, cancel: cancel,
+		opts: opts, log: log, sealer: sealer, ctx: ctx, cancel: cancel,
 		sessions:  map[string]*frontConn{},
 		stateless: map[string]*frontConn{},
 		perOwner:  map[string]int{},
@@ -209,8 +224,15 @@ func (f *Front) end(c *frontConn) {
 	c.close()
 }
 
+// errSessionExists: a session with that Mcp-Session-Id is open already.
+var errSessionExists = errors.New("the session is open already")
+
 // open starts a session and its relay.
-func (f *Front) open(info FrontSession) (*frontConn, error) {
+func (f *Front) open(info FrontSession) (*frontConn, error) { return f.openWith(info, false) }
+
+// openWith starts a session and its relay; a resumed session is not ready
+// for the client's requests until it has initialised (see lookup).
+func (f *Front) openWith(info FrontSession, resumed bool) (*frontConn, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ctx.Err() != nil {
@@ -222,10 +244,16 @@ func (f *Front) open(info FrontSession) (*frontConn, error) {
 			return c, nil
 		}
 	}
+	if info.HTTP != "" && f.sessions[info.HTTP] != nil {
+		return nil, errSessionExists
+	}
 	if f.perOwner[info.Principal] >= f.opts.MaxSessions {
 		return nil, fmt.Errorf("too many open sessions (%d); end one with DELETE or wait for idle ones to expire", f.opts.MaxSessions)
 	}
 	c := newFrontConn(info, f.log)
+	if resumed {
+		c.ready = make(chan struct{})
+	}
 	if info.HTTP != "" {
 		f.sessions[info.HTTP] = c
 	} else {
@@ -364,22 +392,22 @@ func (f *Front) post(w http.ResponseWriter, r *http.Request) {
 			rpcError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "initialize opens a new session; send it without Mcp-Session-Id")
 			return
 		}
-		newID := rand.Text()
+		name := rand.Text()
 		if taint == "" {
-			taint = "http:" + newID
+			taint = "http:" + name
 		}
+		newID := f.mintID(name, principal, scoped(principal, taint), req.Params)
 		if c, err = f.open(FrontSession{Principal: principal, Taint: scoped(principal, taint), HTTP: newID}); err != nil {
 			rpcError(w, http.StatusServiceUnavailable, id, jsonrpc.CodeServerUnavailable, err.Error())
 			return
 		}
 		w.Header().Set(HeaderSession, newID)
 	case sid != "":
-		f.mu.Lock()
-		c = f.sessions[sid]
-		f.mu.Unlock()
-		// A session another principal opened is answered as if it did not
-		// exist: its id is not a capability to be probed.
-		if c == nil || c.info.Principal != principal {
+		if c, err = f.lookup(r.Context(), sid, principal); err != nil {
+			rpcError(w, http.StatusServiceUnavailable, id, jsonrpc.CodeServerUnavailable, err.Error())
+			return
+		}
+		if c == nil {
 			rpcError(w, http.StatusNotFound, id, jsonrpc.CodeInvalidRequest, "no such session (it ended, or expired); initialize a new one")
 			return
 		}
@@ -516,10 +544,12 @@ func (f *Front) get(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusMethodNotAllowed, "GET needs an Mcp-Session-Id (a 2026-07-28 client listens with subscriptions/listen instead)")
 		return
 	}
-	f.mu.Lock()
-	c := f.sessions[sid]
-	f.mu.Unlock()
-	if c == nil || c.info.Principal != Principal(r.Context()) {
+	c, err := f.lookup(r.Context(), sid, Principal(r.Context()))
+	if err != nil {
+		httpError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	if c == nil {
 		httpError(w, http.StatusNotFound, "no such session (it ended, or expired); initialize a new one")
 		return
 	}
@@ -547,10 +577,17 @@ func (f *Front) delete(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "DELETE needs the Mcp-Session-Id of the session to end")
 		return
 	}
+	principal := Principal(r.Context())
 	f.mu.Lock()
 	c := f.sessions[sid]
 	f.mu.Unlock()
-	if c == nil || c.info.Principal != Principal(r.Context()) {
+	if c == nil || c.info.Principal != principal {
+		// A sealed id of this principal that another replica serves: it
+		// holds nothing here to end, and ends there when it idles.
+		if _, ok := f.openID(sid, principal, time.Now()); ok && c == nil {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		httpError(w, http.StatusNotFound, "no such session")
 		return
 	}
@@ -562,12 +599,13 @@ func (f *Front) delete(w http.ResponseWriter, r *http.Request) {
 // client POSTs and writes what goes back, which the conn routes to the
 // HTTP request it belongs to.
 type frontConn struct {
-	info FrontSession
-	log  *slog.Logger
-	in   chan []byte
-	done chan struct{}
-	once sync.Once
-	seen atomic.Int64 // unix nanos of the last use
+	info  FrontSession
+	log   *slog.Logger
+	in    chan []byte
+	done  chan struct{}
+	ready chan struct{} // closed once a resumed session has initialised
+	once  sync.Once
+	seen  atomic.Int64 // unix nanos of the last use
 
 	mu         sync.Mutex
 	nextID     int64
@@ -593,6 +631,7 @@ func newFrontConn(info FrontSession, log *slog.Logger) *frontConn {
 		info: info, log: log,
 		in:       make(chan []byte, 16),
 		done:     make(chan struct{}),
+		ready:    closedChan,
 		pending:  map[int64]*pendingCall{},
 		byClient: map[string]int64{},
 		progress: map[string]*outStream{},
@@ -603,6 +642,9 @@ func newFrontConn(info FrontSession, log *slog.Logger) *frontConn {
 	c.touch()
 	return c
 }
+
+// closedChan is the ready channel of every session opened here.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (c *frontConn) touch()          { c.seen.Store(time.Now().UnixNano()) }
 func (c *frontConn) version() string { c.mu.Lock(); defer c.mu.Unlock(); return c.ver }

@@ -27,6 +27,8 @@ type echoRelay struct {
 	mu      sync.Mutex
 	seen    []string // every message the relay read
 	infos   []FrontSession
+	// failInit makes initialize fail, as an upstream that refuses it.
+	failInit bool
 }
 
 func (e *echoRelay) serve(ctx context.Context, s FrontSession, c Transport) {
@@ -74,6 +76,13 @@ func (e *echoRelay) serve(ctx context.Context, s FrontSession, c Transport) {
 				_ = c.Write(ctx, jsonrpc.ErrorResponse([]byte(id), jsonrpc.CodeMethodNotFound, "no such method"))
 				return
 			case "initialize":
+				e.mu.Lock()
+				fail := e.failInit
+				e.mu.Unlock()
+				if fail {
+					_ = c.Write(ctx, jsonrpc.ErrorResponse([]byte(id), jsonrpc.CodeInvalidParams, "unsupported protocol version"))
+					return
+				}
 				_ = c.Write(ctx, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"echo","version":"1"}}}`, id)))
 				return
 			}
