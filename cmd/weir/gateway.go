@@ -96,6 +96,7 @@ func runGateway(ctx context.Context, f gatewayFlags) error {
 		return &exitError{code: 2, err: err}
 	}
 	defer env.close()
+	defer env.maintain(ctx)()
 	pol, ask := env.policies(f.monitor)
 	var front *transport.Front
 	metrics := gateway.NewMetrics(func() float64 {

@@ -113,6 +113,7 @@ func runServer(ctx context.Context, f runFlags, argv []string) error {
 		return &exitError{code: 2, err: err}
 	}
 	defer env.close()
+	defer env.maintain(ctx)()
 	pol, _ := env.policies(f.monitor)
 	log.Debug("starting", "policy", pol.Source, "mode", pol.Mode.String(), "session", env.session, "session_from", env.sessionFrom)
 
@@ -174,6 +175,7 @@ func runRemote(ctx context.Context, f runFlags) error {
 		return &exitError{code: 2, err: err}
 	}
 	defer env.close()
+	defer env.maintain(ctx)()
 	up := transport.NewHTTPUpstream(u.String(), transport.HTTPOptions{Header: hdr, MaxMessage: f.maxMessage, Logger: log})
 	defer up.Close()
 	r, err := env.relay(f, log, pin.CommandLine(nil, u.String()), u.Hostname())
@@ -276,6 +278,7 @@ func reloadOnHUP(policyPath string, e *env, monitor bool, log *slog.Logger, set 
 				p, ask = monitored(p), monitored(ask)
 			}
 			set(p, ask)
+			e.store.SetSessionMaxBytes(p.SessionMaxBytes)
 			log.Info("policy reloaded", "policy", p.Source)
 		}
 	}()
@@ -353,13 +356,23 @@ func openEnv(ctx context.Context, policyPath, storeURL string) (*env, error) {
 	if e.store, err = store.Open(ctx, home, storeURL); err != nil {
 		return nil, err
 	}
+	// The store keeps each session within the bound its mirrors keep in
+	// memory (a reload's new bound applies to later appends).
+	e.store.SetSessionMaxBytes(e.policy.SessionMaxBytes)
 	if e.audit, err = openAuditLog(home, e.policy, e.store); err != nil {
 		e.store.Close()
 		return nil, err
 	}
 	e.book = &approval.Book{Store: e.store, Sealer: sealer}
-	// Session state is kept for state.retention_days after a session's
-	// last activity, then pruned to a tombstone of its labels.
+	e.prune(ctx)
+	return e, nil
+}
+
+// prune drops what is past its retention: session state
+// state.retention_days after a session's last activity (to a tombstone of
+// its labels), recordings and written entries record.retention_days after
+// their session's last record.
+func (e *env) prune(ctx context.Context) {
 	if days := e.policy.StateRetentionDays; days > 0 {
 		if n, err := e.store.Prune(ctx, time.Now().AddDate(0, 0, -days)); err != nil {
 			slog.Warn("pruning old session state failed", "err", err)
@@ -367,8 +380,6 @@ func openEnv(ctx context.Context, policyPath, storeURL string) (*env, error) {
 			slog.Debug("pruned old sessions to their labels", "sessions", n, "retention_days", days)
 		}
 	}
-	// Recordings are kept for record.retention_days after a session's last
-	// record; every proxy prunes the older ones when it starts.
 	if days := e.policy.Record.RetentionDays; days > 0 {
 		if _, err := e.store.PruneRecords(ctx, time.Now().AddDate(0, 0, -days)); err != nil {
 			slog.Warn("pruning old recordings failed", "err", err)
@@ -377,7 +388,32 @@ func openEnv(ctx context.Context, policyPath, storeURL string) (*env, error) {
 			slog.Warn("pruning old written entries failed", "err", err)
 		}
 	}
-	return e, nil
+}
+
+// pruneEvery is how often a command that runs all day prunes again (it
+// prunes when it starts too).
+var pruneEvery = time.Hour
+
+// maintain prunes every pruneEvery until ctx ends or the returned stop is
+// called, which waits for a prune in progress: a proxy or gateway that runs
+// for weeks keeps its state within retention without a restart.
+func (e *env) maintain(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(pruneEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				e.prune(ctx)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 func (e *env) close() {

@@ -159,6 +159,7 @@ func serve(ctx context.Context, f serveFlags) error {
 		return &exitError{code: 2, err: err}
 	}
 	defer env.close()
+	defer env.maintain(ctx)()
 	pol, ask := env.policies(f.monitor)
 
 	var front *transport.Front

@@ -26,8 +26,9 @@ const (
 	Pruned
 	// Evicted marks a source some of whose fingerprints a session mirror
 	// dropped to keep within its memory bound (Session.MaxBytes), or
-	// whose observations the state store replaced with a tombstone to
-	// keep within session.max_bytes (see EvictedTool). Like Pruned, it
+	// whose oldest observations the state store replaced with a tombstone
+	// (an observation of the same tool with no hashes) to keep within
+	// session.max_bytes. Like Pruned, it
 	// widens taint: private data from it is treated as carried by every
 	// sink call. It is never a tool's label.
 	Evicted
@@ -37,10 +38,6 @@ const (
 
 // PrunedTool is the source of a pruned session's tombstone observation.
 const PrunedTool = "weir/pruned"
-
-// EvictedTool is the source of the tombstone observation that stands for
-// a session's observations evicted from the state store.
-const EvictedTool = "weir/evicted"
 
 // Legs are the parts of the lethal trifecta a session can hold: private data
 // seen and untrusted input seen. The third leg, the external action, is the

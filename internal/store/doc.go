@@ -61,8 +61,10 @@
 // The schema carries its version; opening a store from an older Weir
 // migrates it in place, in one transaction, whichever proxy opens it first
 // (the others wait for it). Version 2 added identifier digests (rows written
-// before have none) and rate-limit events; version 6 recordings; version 8 audit chains. A store from a newer Weir is
-// refused with an error rather than guessed at, so after an upgrade a proxy
+// before have none) and rate-limit events; version 6 recordings; version 8
+// audit chains; version 9 each session's byte count, which
+// [SQLite.SetSessionMaxBytes] bounds. A store from a newer Weir is refused
+// with an error rather than guessed at, so after an upgrade a proxy
 // of the old Weir that is still running keeps working, but one started after
 // the migration does not open the store: restart the clients once Weir is
 // upgraded.

@@ -21,6 +21,7 @@ type State interface {
 	Take(ctx context.Context, session, key string, n int, per time.Duration, now time.Time) (bool, time.Duration, error)
 	Prune(ctx context.Context, olderThan time.Time) (int, error)
 	Observations(ctx context.Context, session string, apply func(seq int64, o *flow.Observation)) error
+	SetSessionMaxBytes(n int64)
 
 	Pins(ctx context.Context, identity string) (map[string]pin.Pin, error)
 	AllPins(ctx context.Context, server string) ([]pin.Pin, error)

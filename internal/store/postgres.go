@@ -36,6 +36,8 @@ type Postgres struct {
 	// How many Syncs queried and how many the change feed let skip.
 	queried, skipped atomic.Int64
 
+	bound
+
 	// now is the clock for sessions.last_seen; tests replace it.
 	now func() time.Time
 }
@@ -161,6 +163,11 @@ var pgMigrations = []string{
 		line   bytea  NOT NULL,
 		PRIMARY KEY (tenant, seq)
 	);`,
+
+	// 9: the bytes of hashes each session's observations hold.
+	`ALTER TABLE sessions ADD COLUMN bytes bigint NOT NULL DEFAULT 0;
+	UPDATE sessions SET bytes = (SELECT coalesce(sum(coalesce(length(prints), 0) + coalesce(length(digests), 0) + coalesce(length(idents), 0)), 0)
+		FROM observations o WHERE o.session = sessions.session);`,
 }
 
 // pgGoMigrations are [goMigrations] for PostgreSQL.
@@ -226,6 +233,7 @@ const (
 	pgTouchQuery = `INSERT INTO sessions (session, last_seen) VALUES ($1, $2)
 		ON CONFLICT (session) DO UPDATE SET last_seen = excluded.last_seen
 		WHERE sessions.last_seen < excluded.last_seen - 60000`
+	pgGrowQuery   = `UPDATE sessions SET bytes = bytes + $2 WHERE session = $1 RETURNING bytes`
 	pgNotifyQuery = `SELECT pg_notify('` + feedChannel + `', $1)`
 	pgSyncQuery   = `SELECT seq, at, tool, labels, prints, digests, idents FROM observations
 		WHERE session = $1 AND seq > $2 ORDER BY seq`
@@ -405,11 +413,16 @@ func (p *Postgres) Append(ctx context.Context, session string, o *flow.Observati
 	b.Queue(pgInsertQuery, session, o.At, o.Tool, int64(o.Labels), packHashes(o.Prints), packHashes(o.Digests), packHashes(o.Idents)).
 		QueryRow(func(r pgx.Row) error { return r.Scan(&seq) })
 	b.Queue(pgTouchQuery, session, p.now().UnixMilli())
+	var total int64
+	b.Queue(pgGrowQuery, session, rowBytes(o)).QueryRow(func(r pgx.Row) error { return r.Scan(&total) })
 	// The wake-up for other replicas' mirrors, in the same transaction:
 	// PostgreSQL delivers it when, and only if, the row commits.
 	b.Queue(pgNotifyQuery, feedPayload(session))
 	if err := p.pool.SendBatch(ctx, b).Close(); err != nil {
 		return 0, fmt.Errorf("state store %s: append: %w", p.name, err)
+	}
+	if p.over(total) {
+		_ = p.evict(ctx, session) // as SQLite's: never less tainted, retried
 	}
 	if p.feed != nil {
 		// This store's own mirror of the session (the relay syncs right

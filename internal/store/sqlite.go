@@ -29,7 +29,10 @@ type SQLite struct {
 
 	insert *sql.Stmt // one observation row
 	touch  *sql.Stmt // a session's last_seen
+	grow   *sql.Stmt // a session's bytes, after an append
 	sync   *sql.Stmt // one session's rows above a watermark
+
+	bound
 
 	// Take's statements, over one (session, key)'s rate events.
 	rateExpire *sql.Stmt // delete the events that left the window
@@ -187,6 +190,12 @@ var migrations = []string{
 		line   BLOB    NOT NULL,
 		PRIMARY KEY (tenant, seq)
 	) WITHOUT ROWID;`,
+
+	// 9: the bytes of hashes each session's observations hold, which
+	// session.max_bytes bounds (see evict).
+	`ALTER TABLE sessions ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+	UPDATE sessions SET bytes = (SELECT coalesce(sum(coalesce(length(prints), 0) + coalesce(length(digests), 0) + coalesce(length(idents), 0)), 0)
+		FROM observations o WHERE o.session = sessions.session);`,
 }
 
 // goMigrations run, in the migration's transaction, after the SQL of the
@@ -238,6 +247,7 @@ const (
 	touchQuery  = `INSERT INTO sessions (session, last_seen) VALUES (?1, ?2)
 		ON CONFLICT (session) DO UPDATE SET last_seen = excluded.last_seen
 		WHERE last_seen < excluded.last_seen - 60000`
+	growQuery = `UPDATE sessions SET bytes = bytes + ?2 WHERE session = ?1 RETURNING bytes`
 	syncQuery = `SELECT seq, at, tool, labels, prints, digests, idents FROM observations
 		WHERE session = ? AND seq > ? ORDER BY seq`
 
@@ -307,7 +317,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		stmt  **sql.Stmt
 		query string
 	}{
-		{&s.insert, insertQuery}, {&s.touch, touchQuery}, {&s.sync, syncQuery},
+		{&s.insert, insertQuery}, {&s.touch, touchQuery}, {&s.grow, growQuery}, {&s.sync, syncQuery},
 		{&s.rateExpire, rateExpireQuery}, {&s.rateCount, rateCountQuery},
 		{&s.rateRecord, rateRecordQuery}, {&s.rateOldest, rateOldestQuery},
 	} {
@@ -477,8 +487,18 @@ func (s *SQLite) Append(ctx context.Context, session string, o *flow.Observation
 	if _, err := tx.StmtContext(ctx, s.touch).ExecContext(ctx, session, s.now().UnixMilli()); err != nil {
 		return 0, fmt.Errorf("state store %s: append: %w", s.path, err)
 	}
+	var total int64
+	if err := tx.StmtContext(ctx, s.grow).QueryRowContext(ctx, session, rowBytes(o)).Scan(&total); err != nil {
+		return 0, fmt.Errorf("state store %s: append: %w", s.path, err)
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("state store %s: append: %w", s.path, err)
+	}
+	if s.over(total) {
+		// The row is stored either way; an eviction that fails leaves the
+		// session over its bound (never less tainted), and the next
+		// append tries again.
+		_ = s.evict(ctx, session)
 	}
 	return seq, nil
 }
