@@ -745,7 +745,7 @@ func percentiles(d []time.Duration) Percentiles {
 func table(w io.Writer, f *File) {
 	fmt.Fprintf(w, "%d sessions × %d tools/call each (cap %.0fs per target), %s, %d cores\n",
 		f.Method.Sessions, f.Method.CallsPerSession, f.Method.DurationCapSeconds, f.Meta.Machine.CPU, f.Meta.Machine.Cores)
-	fmt.Fprintf(w, "%-17s %8s %7s %6s %5s %8s %8s %8s %9s %9s %11s %9s %8s\n",
+	fmt.Fprintf(w, "%-17s %8s %7s %6s %5s %8s %8s %8s %9s %9s %13s %9s %8s\n",
 		"target", "answered", "errors", "lost", "capd", "calls/s", "p50 ms", "p99 ms", "+p50 ms", "+p99 ms", "RSS MB", "cpu µs/c", "pg µs/c")
 	for _, r := range f.Targets {
 		added50, added99, rss, cpu, pg := "—", "—", "—", fmt.Sprintf("%.0f", r.ServerCPUUsPerCall), "—"
@@ -762,7 +762,7 @@ func table(w io.Writer, f *File) {
 		if r.Capped {
 			capped = "yes"
 		}
-		fmt.Fprintf(w, "%-17s %8d %7d %6d %5s %8.0f %8.2f %8.2f %9s %9s %11s %9s %8s\n",
+		fmt.Fprintf(w, "%-17s %8d %7d %6d %5s %8.0f %8.2f %8.2f %9s %9s %13s %9s %8s\n",
 			r.Target, r.Answered, r.Errors, r.Lost, capped, r.CallsPerSec, r.Latency.P50/1000, r.Latency.P99/1000, added50, added99, rss, cpu, pg)
 	}
 	for _, s := range f.Skipped {
