@@ -25,7 +25,7 @@ type auditSink interface {
 
 var (
 	_ auditSink = (*audit.Log)(nil)
-	_ auditSink = store.AuditLog{}
+	_ auditSink = (*store.AuditLog)(nil)
 )
 
 // openAuditLog opens where the audit records of a command go. With a
@@ -37,7 +37,7 @@ var (
 // they all write alike.
 func openAuditLog(home string, pol *policy.Policy, st store.State) (auditSink, error) {
 	if storeKeepsAudit(st) {
-		return store.AuditLog{Store: st}, nil
+		return store.NewAuditLog(st), nil
 	}
 	n, err := auditMaxSize(pol)
 	if err != nil {

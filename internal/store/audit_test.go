@@ -34,7 +34,7 @@ func chainOf(t *testing.T, s State, tenant string) (audit.Summary, []byte, error
 func TestAuditChainPerTenant(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, open opener) {
 		b := open(t)
-		log := AuditLog{Store: b.State}
+		log := NewAuditLog(b.State)
 		sessions := []string{"env:local", "acme/env:build", "beta/http:x1", "acme/http:y2", "pid:12:34"}
 		for round := range 3 {
 			var batch []*audit.Record
@@ -81,13 +81,17 @@ func TestAuditChainPerTenant(t *testing.T) {
 	})
 }
 
-// TestAuditChainConcurrent: several handles (replicas) appending to one
-// tenant's chain at once make one chain with every record, no fork and no
-// gap.
+// TestAuditChainConcurrent: several handles (replicas), and several
+// writers on each log, appending to one tenant's chain at once make one
+// chain with every record, no fork and no gap, each batch whole and in its
+// writer's order.
 func TestAuditChainConcurrent(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, open opener) {
 		b := open(t)
+		// Two handles (replicas), two writers' logs on each: appends
+		// group-commit within a log and serialise across them.
 		handles := []State{b.State, b.reopen(t).State}
+		logs := []*AuditLog{NewAuditLog(handles[0]), NewAuditLog(handles[1]), NewAuditLog(handles[0]), NewAuditLog(handles[1])}
 		const writers, batches, per = 8, 15, 3
 		var wg sync.WaitGroup
 		errs := make(chan error, writers)
@@ -95,7 +99,7 @@ func TestAuditChainConcurrent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				log := AuditLog{Store: handles[w%len(handles)]}
+				log := logs[w%len(logs)]
 				for i := range batches {
 					var batch []*audit.Record
 					for j := range per {
@@ -122,6 +126,7 @@ func TestAuditChainConcurrent(t *testing.T) {
 		}
 		// Each writer's batches are whole and in its order in the chain.
 		last := map[string]int{}
+		prev := ""
 		for _, l := range bytes.Split(bytes.TrimSuffix(lines, []byte("\n")), []byte("\n")) {
 			i := bytes.Index(l, []byte(`"reason":"`))
 			reason, _, _ := strings.Cut(string(l[i+10:]), `"`)
@@ -131,6 +136,10 @@ func TestAuditChainConcurrent(t *testing.T) {
 			if pos := n*per + j; pos != last[k] {
 				t.Fatalf("writer %d's record %d/%d came at its position %d", w, n, j, last[k])
 			}
+			if j > 0 && prev != fmt.Sprint(w, "/", n, "/", j-1) {
+				t.Fatalf("batch %d/%d is split: its record %d follows %s", w, n, j, prev)
+			}
+			prev = reason
 			last[k]++
 		}
 	})
@@ -155,7 +164,7 @@ func TestAuditChainTampered(t *testing.T) {
 				for i := range 5 {
 					batch = append(batch, &audit.Record{Session: "acme/env:s", Server: "s", Event: "call", Verdict: "allow", Prints: i})
 				}
-				if err := (AuditLog{Store: b.State}).AppendAll(batch); err != nil {
+				if err := NewAuditLog(b.State).AppendAll(batch); err != nil {
 					t.Fatal(err)
 				}
 				q := tc.q

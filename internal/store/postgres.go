@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -35,6 +36,10 @@ type Postgres struct {
 
 	// How many Syncs queried and how many the change feed let skip.
 	queried, skipped atomic.Int64
+
+	// The heads of the audit chains this store appended to (AppendAudit).
+	auditMu sync.Mutex
+	heads   map[string]auditHead
 
 	bound
 
