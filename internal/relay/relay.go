@@ -386,6 +386,11 @@ const (
 func (r *Relay) auditLoop() {
 	recTimer := time.NewTimer(recordLinger)
 	defer recTimer.Stop()
+	// armed: the timer runs. It is started when records wait and it does
+	// not run, never pushed back: a session busier than recordLinger
+	// would otherwise store its recordings only when maxRecPending wait,
+	// and a crash would lose them all instead of recordLinger's worth.
+	armed := true
 	for {
 		select {
 		case <-r.auditWake:
@@ -394,10 +399,15 @@ func (r *Relay) auditLoop() {
 			case <-r.auditStop:
 			}
 			r.flushAudit()
-			recTimer.Reset(recordLinger)
+			if !armed {
+				recTimer.Reset(recordLinger)
+				armed = true
+			}
 		case <-recTimer.C:
+			armed = false
 			if r.flushRecordings(false) {
 				recTimer.Reset(recordLinger)
+				armed = true
 			}
 		case <-r.auditStop:
 			r.flushAudit()
