@@ -72,11 +72,11 @@ func TestReplicaKilledMidLoad(t *testing.T) {
 	}
 	homes := replicaHomes(t)
 	homeA, homeB := homes[0], homes[1]
-	a := startKillableGateway(t, gwEnv(&weirEnv{home: homeA}), cfg)
-	b := startKillableGateway(t, gwEnv(&weirEnv{home: homeB}), cfg)
+	a := startGatewayHTTP(t, gwEnv(&weirEnv{home: homeA}), cfg)
+	b := startGatewayHTTP(t, gwEnv(&weirEnv{home: homeB}), cfg)
 
 	ctx := ctxT(t, 60*time.Second)
-	named := func(g *killableGateway, session string) *mcp.ClientSession {
+	named := func(g *gwHTTP, session string) *mcp.ClientSession {
 		return gwConnect(t, ctx, g.endpoint(), http.Header{"Weir-Session": {session + "-" + t.Name()}}, "2025-11-25", nil)
 	}
 	// State A writes before it dies: a private read, and posts up to the
@@ -311,44 +311,14 @@ func (s *loadSession) add(o *loadSession) {
 	}
 }
 
-// killableGateway is a `weir gateway` on HTTP that the test can SIGKILL.
-type killableGateway struct {
-	gwHTTP
-	cmd *exec.Cmd
-}
-
-func startKillableGateway(t *testing.T, env []string, cfg string) *killableGateway {
-	t.Helper()
-	addr := freeLoopbackAddr(t)
-	cmd := exec.Command(weirBin, "gateway", "--config", cfg, "--listen", addr)
-	cmd.Env = env
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(done)
-	}()
-	g := &killableGateway{gwHTTP: gwHTTP{base: "http://" + addr, out: out, done: done}, cmd: cmd}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
-	awaitHealthy(t, "weir gateway", g.base, out, done)
-	return g
-}
-
 // kill ends the process at once, as a crash or an OOM kill would.
-func (g *killableGateway) kill() {
+func (g *gwHTTP) kill() {
 	g.cmd.Process.Signal(syscall.SIGKILL)
 	<-g.done
 }
 
 // stop interrupts the process and waits for its clean exit.
-func (g *killableGateway) stop(t *testing.T) {
+func (g *gwHTTP) stop(t *testing.T) {
 	t.Helper()
 	g.cmd.Process.Signal(os.Interrupt)
 	select {

@@ -339,8 +339,7 @@ func TestGatewayReplicasWithoutAffinity(t *testing.T) {
 	}
 
 	// Replica A dies; the session goes on through B alone.
-	gws[0].cmd.Process.Kill()
-	<-gws[0].done
+	gws[0].kill()
 	before := lb.served[1].Load()
 	for i := range 3 {
 		if text, isErr := gwGoCall(t, ctx, cs, "hook__post", map[string]any{"to": "https://hooks.example/a", "body": fmt.Sprint("after the kill ", i)}); isErr {
