@@ -25,6 +25,7 @@ type lexicon struct {
 	nodes  []lexNode
 	words  []string
 	frozen bool
+	cells  []lexCell // the trie as a double array (after finalize), state 0 the root
 }
 
 type lexNode struct {
@@ -38,6 +39,21 @@ type lexEdge struct {
 	b  byte
 	to int32
 }
+
+// lexCell is one cell of the lexicon as a double-array trie, the form the
+// tokeniser walks: the state after byte c from state s is t = cells[s].base
+// + c if cells[t].check == s, and there is none otherwise. Two loads per
+// byte, no search of a node's edges; the cells of a state and of its
+// children sit close together.
+type lexCell struct {
+	base  int32 // where this state's children start (plus their byte)
+	check int32 // the state whose child this cell is; -1: free
+	pref  int16 // the prefix entry that ends in this state, or -1
+	exact int16 // the exact entry that ends in this state, or -1
+}
+
+// lexDead is the state of a token that no lexicon entry starts.
+const lexDead = -1
 
 var lex = newLexicon()
 
@@ -98,48 +114,6 @@ func (l *lexicon) intern(w string, prefix bool) int16 {
 	return *p
 }
 
-// resolve fills the ids of every token of v: the prefix entries along the
-// token's path through the trie, shortest first, then its exact entry.
-func (l *lexicon) resolve(v *view) {
-	nodes := l.nodes
-	norm := v.norm
-	for k := range v.toks {
-		t := &v.toks[k]
-		t.nid = 0
-		w := norm[t.start:t.end]
-		if len(w) == 0 {
-			continue
-		}
-		n := l.root[w[0]]
-		for i := 1; n != 0; i++ {
-			nd := &nodes[n]
-			if nd.pref >= 0 && t.nid < uint8(len(t.ids)) {
-				t.ids[t.nid] = nd.pref
-				t.nid++
-			}
-			if i == len(w) {
-				if nd.exact >= 0 && t.nid < uint8(len(t.ids)) {
-					t.ids[t.nid] = nd.exact
-					t.nid++
-				}
-				break
-			}
-			b := w[i]
-			if nd.dense != nil {
-				n = nd.dense[b]
-				continue
-			}
-			n = 0
-			for _, e := range nd.edges {
-				if e.b == b {
-					n = e.to
-					break
-				}
-			}
-		}
-	}
-}
-
 func (t *token) has(id int16) bool {
 	for i := uint8(0); i < t.nid; i++ {
 		if t.ids[i] == id {
@@ -179,9 +153,109 @@ func registerSteps(steps []step) {
 	}
 }
 
-// finalizeSteps builds the bitsets of every step, and the edge tables of
-// busy trie nodes.
+// buildCells lays the trie out as a double array: each node, in
+// breadth-first order, gets the lowest base at which all its children's
+// cells are free. The array ends with 256 spare cells, so base+c never
+// runs past it.
+func (l *lexicon) buildCells() {
+	children := func(n int32) []lexEdge {
+		if n == 0 {
+			var es []lexEdge
+			for b, to := range l.root {
+				if to != 0 {
+					es = append(es, lexEdge{byte(b), to})
+				}
+			}
+			return es
+		}
+		return l.nodes[n].edges
+	}
+	cells := make([]lexCell, 0, 4*len(l.nodes))
+	grow := func(n int) {
+		for len(cells) < n {
+			cells = append(cells, lexCell{check: -1, pref: -1, exact: -1})
+		}
+	}
+	grow(1 + 256)
+	cells[0].check = 0                   // the root is taken
+	state := make([]int32, len(l.nodes)) // trie node → cell
+	queue := []int32{0}
+	free := 1 // no free cell before this one
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		s := state[n]
+		nd := &l.nodes[n]
+		cells[s].pref, cells[s].exact = nd.pref, nd.exact
+		es := children(n)
+		if len(es) == 0 {
+			continue
+		}
+		for free < len(cells) && cells[free].check >= 0 {
+			free++
+		}
+		lo := es[0].b
+		for _, e := range es {
+			lo = min(lo, e.b)
+		}
+		base := int32(max(1, free-int(lo)))
+		for {
+			grow(int(base) + 256 + 1)
+			ok := true
+			for _, e := range es {
+				if cells[base+int32(e.b)].check >= 0 {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				break
+			}
+			base++
+		}
+		cells[s].base = base
+		for _, e := range es {
+			t := base + int32(e.b)
+			cells[t].check = s
+			state[e.to] = t
+			queue = append(queue, e.to)
+		}
+	}
+	grow(len(cells) + 256)
+	l.cells = cells
+}
+
+// next returns the state after byte c from state s (not lexDead), or
+// lexDead.
+func (l *lexicon) next(s int32, c byte) int32 {
+	if l.cells == nil {
+		// during init, before the double array is built: walk the trie,
+		// whose node numbers serve as states
+		if t := l.child(s, c, false); t != 0 {
+			return t
+		}
+		return lexDead
+	}
+	t := l.cells[s].base + int32(c)
+	if l.cells[t].check == s {
+		return t
+	}
+	return lexDead
+}
+
+// entries returns the prefix and exact entries that end in state s (not
+// lexDead).
+func (l *lexicon) entries(s int32) (pref, exact int16) {
+	if l.cells == nil {
+		return l.nodes[s].pref, l.nodes[s].exact
+	}
+	return l.cells[s].pref, l.cells[s].exact
+}
+
+// finalizeSteps builds the bitsets of every step, the edge tables of busy
+// trie nodes and the double array.
 func finalizeSteps() {
+	lex.buildCells()
 	for i := range lex.nodes {
 		if nd := &lex.nodes[i]; len(nd.edges) > 4 {
 			nd.dense = new([256]int32)

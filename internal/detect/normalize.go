@@ -316,8 +316,12 @@ func (v *view) release() {
 	viewPool.Put(v)
 }
 
-// newView normalises s. The view's buffers may come from an earlier view
-// that was released.
+// newView normalises s, tokenises the normalised text and resolves every
+// token against the lexicon, in one pass over s: the tokeniser reads each
+// stretch of normalised bytes right after the normaliser writes it (see
+// tokenizer), so no byte is read back from memory the cache has lost and
+// no token is walked through the lexicon a second time. The view's buffers
+// may come from an earlier view that was released.
 func newView(s string) *view {
 	v := viewPool.Get().(*view)
 	v.src = s
@@ -328,6 +332,10 @@ func newView(s string) *view {
 	segs := v.segs[:0]
 	if cap(segs) < len(s)/64+4 {
 		segs = make([]seg, 0, len(s)/64+4)
+	}
+	tz := tokenizer{toks: v.toks[:0], pending: tokSentStart}
+	if cap(tz.toks) < len(s)/6+4 {
+		tz.toks = make([]token, 0, len(s)/6+4)
 	}
 	lin := false       // the last segment is linear
 	linSrc := int32(0) // where the next byte continues it in src
@@ -445,7 +453,10 @@ func newView(s string) *view {
 				segs = appendSeg(segs, seg{int32(len(norm)), int32(i), -1})
 				lin = true
 			}
-			// the rest of a run of printable ASCII in one go, lowercased
+			// the rest of a run of printable ASCII in one go, lowercased;
+			// a single space or newline between two printable bytes (or a
+			// blank line: two newlines) normalises to itself, so the run
+			// goes on over it
 			if cap(norm)-len(norm) < len(s)-i {
 				norm = append(norm[:cap(norm)], make([]byte, len(s)-i)...)[:len(norm)]
 			}
@@ -455,6 +466,25 @@ func newView(s string) *view {
 			for j < len(s) && w < len(buf) {
 				c := s[j]
 				if c <= ' ' || c >= 0x7F {
+					if j == i || j+1 >= len(s) {
+						break
+					}
+					if c == ' ' || c == '\n' {
+						if d := s[j+1]; d > ' ' && d < 0x7F {
+							buf[w] = c
+							w++
+							j++
+							continue
+						}
+						if c == '\n' && s[j+1] == '\n' && j+2 < len(s) && w+1 < len(buf) {
+							if d := s[j+2]; d > ' ' && d < 0x7F {
+								buf[w], buf[w+1] = '\n', '\n'
+								w += 2
+								j += 2
+								continue
+							}
+						}
+					}
 					break
 				}
 				buf[w] = asciiLower[c]
@@ -472,6 +502,7 @@ func newView(s string) *view {
 			}
 			linSrc = int32(j)
 			i = j
+			tz.feed(norm)
 			continue
 		}
 		n0 := len(norm)
@@ -482,9 +513,10 @@ func newView(s string) *view {
 		}
 		emit(n0, i, i+size)
 		i += size
+		tz.feed(norm)
 	}
-	v.norm, v.segs = norm, segs
-	v.tokenize()
+	tz.finish(norm)
+	v.norm, v.segs, v.toks = norm, segs, tz.toks
 	return v
 }
 
@@ -538,114 +570,215 @@ func (v *view) tokSpan(a, b int) (int, int) {
 	return v.span(int(v.toks[a].start), int(v.toks[b].end))
 }
 
-// tokenize splits the normalised text into word tokens (runs of letters and
-// digits) and single-character CJK tokens, and records the punctuation
-// between them as flags.
-func (v *view) tokenize() {
-	n := v.norm
-	toks := v.toks[:0]
-	if cap(toks) < len(n)/6+4 {
-		toks = make([]token, 0, len(n)/6+4)
+// tokenizer splits the normalised text into word tokens (runs of letters
+// and digits) and single-character CJK tokens, records the punctuation
+// between them as flags, and resolves each token against the lexicon as
+// its bytes arrive. newView feeds it each stretch of normalised text as
+// soon as it is written.
+//
+// Two separators need the byte after them: '.', '!', '?' and ';' end a
+// sentence only before a space, a newline or the end of the text, and a
+// newline only before a blank line or a list, heading, quote or table
+// line. When such a separator is the last byte written so far, its flags
+// wait (in wait) for the next byte, or for finish.
+type tokenizer struct {
+	toks    []token // the last one is being read when inWord
+	state   int32   // the lexicon state of the token being read, or lexDead
+	pos     int     // norm[:pos] is tokenised
+	pending uint8   // flags for the next token
+	inWord  bool
+	wait    byte // '.' or '\n': the separator at norm[pos-1] waits for the next byte
+}
+
+// feed tokenises norm[tz.pos:].
+func (tz *tokenizer) feed(n []byte) {
+	i := tz.pos
+	if i < len(n) && tz.wait != 0 {
+		tz.settle(n[i], false)
 	}
-	var pending uint8 = tokSentStart // flags for the next token
-	inWord := false
-	var cur token
-	for i := 0; i < len(n); {
+	for i < len(n) {
 		c := n[i]
-		size := 1
-		isWord := false
-		var r rune
 		if c < utf8.RuneSelf {
 			switch tokClass[c] {
 			case tcWord:
-				if !inWord {
-					cur = token{start: int32(i), flags: pending}
-					pending = 0
-					inWord = true
-				}
-				i++
-				for i < len(n) && tokClass[n[i]] == tcWord {
-					i++
-				}
-				cur.end = int32(i)
+				i = tz.word(n, i)
 				continue
 			case tcPlain:
 				// a separator that sets no flag
-				if inWord {
-					toks = appendTok(toks, cur)
-					inWord = false
-				}
+				tz.endWord()
 				i++
 				continue
 			}
-			r = rune(c)
-		} else {
-			r, size = utf8.DecodeRune(n[i:])
-			if isCJK(r) {
-				if inWord {
-					toks = appendTok(toks, cur)
-					inWord = false
-				}
-				toks = appendTok(toks, token{start: int32(i), end: int32(i + size), flags: pending})
-				pending = 0
-				i += size
-				continue
+			tz.separator(rune(c))
+			i++
+			if tz.wait != 0 && i < len(n) {
+				tz.settle(n[i], false)
 			}
-			isWord = isLetterOrDigit(r)
-		}
-		if isWord {
-			if !inWord {
-				cur = token{start: int32(i), flags: pending}
-				pending = 0
-				inWord = true
-			}
-			i += size
-			for i < len(n) && tokClass[n[i]] == tcWord {
-				i++
-			}
-			cur.end = int32(i)
 			continue
 		}
-		// a separator: flags for the token before it (prev) and after it
-		var prev uint8
-		switch r {
-		case ':', '：':
-			prev = tokColonAfter
-		case '"', '`':
-			prev = tokQuoteAfter
-			pending |= tokQuoteBefore
-		case '\'':
-			if !inWord {
-				pending |= tokQuoteBefore
-			}
-			prev = tokQuoteAfter
-		case '.', '!', '?', ';':
-			if i+size >= len(n) || n[i+size] == ' ' || n[i+size] == '\n' {
-				prev = tokBreakAfter
-				pending |= tokSentStart
-			}
-		case '。', '！', '？', '；':
-			prev = tokBreakAfter
-			pending |= tokSentStart
-		case '\n':
-			pending |= tokLineStart
-			if i+1 < len(n) && (n[i+1] == '\n' || n[i+1] == '-' || n[i+1] == '*' || n[i+1] == '#' || n[i+1] == '>' || n[i+1] == '|') {
-				prev = tokBreakAfter
-				pending |= tokSentStart
-			}
-		}
-		if inWord {
-			cur.flags |= prev
-			toks = appendTok(toks, cur)
-			inWord = false
-		} else if prev != 0 && len(toks) > 0 {
-			toks[len(toks)-1].flags |= prev
+		r, size := utf8.DecodeRune(n[i:])
+		switch {
+		case isCJK(r):
+			tz.endWord()
+			tz.bytes(n[i:i+size], i)
+			tz.endWord()
+		case isLetterOrDigit(r):
+			tz.bytes(n[i:i+size], i)
+		default:
+			tz.separator(r)
 		}
 		i += size
 	}
-	if inWord {
-		toks = appendTok(toks, cur)
+	tz.pos = i
+}
+
+// word reads the run of ASCII letters and digits at n[i:] into the token
+// being read, starting one if there is none, and returns the offset after
+// the run. This is the tokeniser's inner loop: a table lookup and a step
+// of the double-array trie per byte.
+func (tz *tokenizer) word(n []byte, i int) int {
+	if !tz.inWord {
+		tz.begin(i)
 	}
+	t := &tz.toks[len(tz.toks)-1]
+	s := tz.state
+	cells := lex.cells
+	for ; i < len(n) && tokClass[n[i]] == tcWord; i++ {
+		if s == lexDead {
+			continue
+		}
+		if cells == nil {
+			s = lex.next(s, n[i])
+			if s != lexDead {
+				pref, _ := lex.entries(s)
+				t.addID(pref)
+			}
+			continue
+		}
+		x := cells[s].base + int32(n[i])
+		if cells[x].check != s {
+			s = lexDead
+			continue
+		}
+		s = x
+		if p := cells[x].pref; p >= 0 && t.nid < uint8(len(t.ids)) {
+			t.ids[t.nid] = p
+			t.nid++
+		}
+	}
+	t.end = int32(i)
+	tz.state = s
+	return i
+}
+
+// bytes reads the bytes of one non-ASCII letter, n[i:] as seen from the
+// whole normalised text, into the token being read (starting one if there
+// is none).
+func (tz *tokenizer) bytes(b []byte, i int) {
+	if !tz.inWord {
+		tz.begin(i)
+	}
+	t := &tz.toks[len(tz.toks)-1]
+	for _, c := range b {
+		if tz.state == lexDead {
+			break
+		}
+		if tz.state = lex.next(tz.state, c); tz.state != lexDead {
+			pref, _ := lex.entries(tz.state)
+			t.addID(pref)
+		}
+	}
+	t.end = int32(i + len(b))
+}
+
+// begin starts a token at norm offset i. It is read in place, as the last
+// token of toks.
+func (tz *tokenizer) begin(i int) {
+	tz.toks = appendTok(tz.toks, token{start: int32(i), end: int32(i), flags: tz.pending})
+	tz.pending = 0
+	tz.inWord = true
+	tz.state = 0
+}
+
+func (t *token) addID(id int16) {
+	if id >= 0 && t.nid < uint8(len(t.ids)) {
+		t.ids[t.nid] = id
+		t.nid++
+	}
+}
+
+// endWord ends the token being read, if any: its exact entry comes after
+// its prefix entries.
+func (tz *tokenizer) endWord() {
+	if !tz.inWord {
+		return
+	}
+	if tz.state != lexDead {
+		_, exact := lex.entries(tz.state)
+		tz.toks[len(tz.toks)-1].addID(exact)
+	}
+	tz.inWord = false
+}
+
+// separator records the flags of a separator rune r for the token before
+// it and the token after it.
+func (tz *tokenizer) separator(r rune) {
+	var prev uint8
+	switch r {
+	case ':', '：':
+		prev = tokColonAfter
+	case '"', '`':
+		prev = tokQuoteAfter
+		tz.pending |= tokQuoteBefore
+	case '\'':
+		if !tz.inWord {
+			tz.pending |= tokQuoteBefore
+		}
+		prev = tokQuoteAfter
+	case '.', '!', '?', ';':
+		tz.wait = '.'
+	case '。', '！', '？', '；':
+		prev = tokBreakAfter
+		tz.pending |= tokSentStart
+	case '\n':
+		tz.pending |= tokLineStart
+		tz.wait = '\n'
+	}
+	// the token before: the one being read, or the last one read
+	if prev != 0 && len(tz.toks) > 0 {
+		tz.toks[len(tz.toks)-1].flags |= prev
+	}
+	tz.endWord()
+}
+
+// settle decides the flags of a waiting separator now that the byte after
+// it, next, is known (end: there is none).
+func (tz *tokenizer) settle(next byte, end bool) {
+	brk := false
+	switch tz.wait {
+	case '.':
+		brk = end || next == ' ' || next == '\n'
+	case '\n':
+		brk = !end && (next == '\n' || next == '-' || next == '*' || next == '#' || next == '>' || next == '|')
+	}
+	tz.wait = 0
+	if brk {
+		if len(tz.toks) > 0 {
+			tz.toks[len(tz.toks)-1].flags |= tokBreakAfter
+		}
+		tz.pending |= tokSentStart
+	}
+}
+
+// finish tokenises the rest of n, the whole normalised text, and sets the
+// flags that depend on the tokens around each token.
+func (tz *tokenizer) finish(n []byte) {
+	tz.feed(n)
+	if tz.wait != 0 {
+		tz.settle(0, true)
+	}
+	tz.endWord()
+	toks := tz.toks
 	// tokens glued to '.', '@', '/', '_' or '-' on either side are pieces of
 	// URLs, addresses, paths and identifiers
 	for k := range toks {
@@ -673,8 +806,7 @@ func (v *view) tokenize() {
 		}
 		toks[k].sentEnd = last
 	}
-	v.toks = toks
-	lex.resolve(v)
+	tz.toks = toks
 }
 
 // tokenAt returns the index of the first token that ends after normalised
