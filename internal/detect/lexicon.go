@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -26,6 +27,8 @@ type lexicon struct {
 	words  []string
 	frozen bool
 	cells  []lexCell // the trie as a double array (after finalize), state 0 the root
+	pref   []int16   // the prefix entry of each cell's state, or -1
+	exact  []int16   // the exact entry of each cell's state, or -1
 }
 
 type lexNode struct {
@@ -43,14 +46,19 @@ type lexEdge struct {
 // lexCell is one cell of the lexicon as a double-array trie, the form the
 // tokeniser walks: the state after byte c from state s is t = cells[s].base
 // + c if cells[t].check == s, and there is none otherwise. Two loads per
-// byte, no search of a node's edges; the cells of a state and of its
-// children sit close together.
+// byte, no search of a node's edges, and eight bytes per cell, so the
+// busy part of the trie stays in the cache. The few states where a prefix
+// entry ends are marked in base; their entries are in lexicon.pref.
 type lexCell struct {
-	base  int32 // where this state's children start (plus their byte)
+	base  int32 // where this state's children start (plus their byte), | cellPref
 	check int32 // the state whose child this cell is; -1: free
-	pref  int16 // the prefix entry that ends in this state, or -1
-	exact int16 // the exact entry that ends in this state, or -1
 }
+
+// cellPref marks the base of a state where a prefix entry ends.
+const (
+	cellPref = 1 << 30
+	cellBase = cellPref - 1
+)
 
 // lexDead is the state of a token that no lexicon entry starts.
 const lexDead = -1
@@ -136,11 +144,15 @@ type step struct {
 	kind       uint8
 	opt        bool
 	gap        int
-	single     []int16   // single-token alternatives, while compiling
-	set        []uint64  // the same as a bitset over lexicon ids (after finalize)
-	first      []uint64  // bitset of every id a match can start with
-	firstWords []uint16  // the indices of first's non-zero words
-	multi      [][]int16 // multi-token alternatives
+	single     []int16  // single-token alternatives, while compiling
+	set        []uint64 // the same as a bitset over lexicon ids (after finalize)
+	first      []uint64 // bitset of every id a match can start with
+	firstWords []uint16 // the indices of first's non-zero words
+	// first folded to 64 bits (id&63), and first as a list when it is
+	// short: quick tests of whether a window's ids can start the step
+	firstSig uint64
+	firstFew []int16
+	multi    [][]int16 // multi-token alternatives
 }
 
 // allSteps lists every compiled step, so finalizeSteps can turn their
@@ -171,9 +183,11 @@ func (l *lexicon) buildCells() {
 		return l.nodes[n].edges
 	}
 	cells := make([]lexCell, 0, 4*len(l.nodes))
+	var pref, exact []int16
 	grow := func(n int) {
 		for len(cells) < n {
-			cells = append(cells, lexCell{check: -1, pref: -1, exact: -1})
+			cells = append(cells, lexCell{check: -1})
+			pref, exact = append(pref, -1), append(exact, -1)
 		}
 	}
 	grow(1 + 256)
@@ -186,7 +200,10 @@ func (l *lexicon) buildCells() {
 		queue = queue[1:]
 		s := state[n]
 		nd := &l.nodes[n]
-		cells[s].pref, cells[s].exact = nd.pref, nd.exact
+		pref[s], exact[s] = nd.pref, nd.exact
+		if nd.pref >= 0 {
+			cells[s].base |= cellPref
+		}
 		es := children(n)
 		if len(es) == 0 {
 			continue
@@ -213,7 +230,7 @@ func (l *lexicon) buildCells() {
 			}
 			base++
 		}
-		cells[s].base = base
+		cells[s].base |= base
 		for _, e := range es {
 			t := base + int32(e.b)
 			cells[t].check = s
@@ -222,7 +239,10 @@ func (l *lexicon) buildCells() {
 		}
 	}
 	grow(len(cells) + 256)
-	l.cells = cells
+	if len(cells) > cellBase {
+		panic("detect: lexicon too large for its double array")
+	}
+	l.cells, l.pref, l.exact = cells, pref, exact
 }
 
 // next returns the state after byte c from state s (not lexDead), or
@@ -236,7 +256,7 @@ func (l *lexicon) next(s int32, c byte) int32 {
 		}
 		return lexDead
 	}
-	t := l.cells[s].base + int32(c)
+	t := l.cells[s].base&cellBase + int32(c)
 	if l.cells[t].check == s {
 		return t
 	}
@@ -249,7 +269,7 @@ func (l *lexicon) entries(s int32) (pref, exact int16) {
 	if l.cells == nil {
 		return l.nodes[s].pref, l.nodes[s].exact
 	}
-	return l.cells[s].pref, l.cells[s].exact
+	return l.pref[s], l.exact[s]
 }
 
 // finalizeSteps builds the bitsets of every step, the edge tables of busy
@@ -279,8 +299,27 @@ func finalizeSteps() {
 			if x != 0 {
 				st.firstWords = append(st.firstWords, uint16(w))
 			}
+			st.firstSig |= x
+		}
+		if n := bitCount(st.first); n <= maxFew {
+			for w, x := range st.first {
+				for ; x != 0; x &= x - 1 {
+					st.firstFew = append(st.firstFew, int16(w<<6+bits.TrailingZeros64(x)))
+				}
+			}
 		}
 	}
+}
+
+// maxFew is the most first ids a step lists in firstFew.
+const maxFew = 8
+
+func bitCount(set []uint64) int {
+	n := 0
+	for _, x := range set {
+		n += bits.OnesCount64(x)
+	}
+	return n
 }
 
 // hasTok reports whether token t is one of the step's single-token words.

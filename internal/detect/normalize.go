@@ -655,14 +655,14 @@ func (tz *tokenizer) word(n []byte, i int) int {
 			}
 			continue
 		}
-		x := cells[s].base + int32(n[i])
+		x := cells[s].base&cellBase + int32(n[i])
 		if cells[x].check != s {
 			s = lexDead
 			continue
 		}
 		s = x
-		if p := cells[x].pref; p >= 0 && t.nid < uint8(len(t.ids)) {
-			t.ids[t.nid] = p
+		if cells[x].base&cellPref != 0 && t.nid < uint8(len(t.ids)) {
+			t.ids[t.nid] = lex.pref[x]
 			t.nid++
 		}
 	}
@@ -694,7 +694,18 @@ func (tz *tokenizer) bytes(b []byte, i int) {
 // begin starts a token at norm offset i. It is read in place, as the last
 // token of toks.
 func (tz *tokenizer) begin(i int) {
-	tz.toks = appendTok(tz.toks, token{start: int32(i), end: int32(i), flags: tz.pending})
+	toks := tz.toks
+	if len(toks) == cap(toks) {
+		toks = appendTok(toks, token{})[:len(toks)]
+	}
+	toks = toks[:len(toks)+1]
+	// field by field: a token built elsewhere and copied in would be read
+	// back with wide loads right after narrow stores, which stalls
+	t := &toks[len(toks)-1]
+	t.start, t.end, t.sentEnd = int32(i), int32(i), 0
+	t.flags, t.nid = tz.pending, 0
+	t.ids = [4]int16{}
+	tz.toks = toks
 	tz.pending = 0
 	tz.inWord = true
 	tz.state = 0
