@@ -167,6 +167,7 @@ type cmdHit struct {
 // scanCommands finds shell commands in v.norm: at most 16, in order.
 func scanCommands(v *view) []cmdHit {
 	n := v.norm
+	mc := markCursor{marks: v.marks}
 	var hits []cmdHit
 	// each look-ahead for a "need" reads at most a line of 160 bytes;
 	// hostile text ("curl curl curl …") gets at most needBudget of them
@@ -196,7 +197,7 @@ func scanCommands(v *view) []cmdHit {
 	nw := len(hits)
 	last := 0
 	for i := 0; i < len(n) && len(hits) < 16; i++ {
-		if i = cmdLeads.nextIn(n, i); i >= len(n) {
+		if i = mc.next(cmdLeads, n, i); i >= len(n) {
 			break
 		}
 		if i < last {

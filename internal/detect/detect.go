@@ -345,11 +345,15 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		s, e := v.span(h.ns, h.ne)
 		add(detCommand, sev, s, e, msg)
 	}
-	scanUnicode(text, ctx, add)
-	scanANSI(text, ctx, add)
+	if v.specials {
+		scanUnicode(text, ctx, add)
+	}
+	if v.controls {
+		scanANSI(text, ctx, add)
+	}
 	scanShadow(text, v, opt.shadow, add)
 	if strings.IndexByte(text, '<') >= 0 {
-		spans, imgs := scanHiddenHTML(text)
+		spans, imgs := scanHiddenHTML(text, ctx == ctxDef)
 		for _, h := range spans {
 			// in a definition, hidden words (not an empty comment) are
 			// worth a warning: the description is shown to nobody else

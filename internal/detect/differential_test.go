@@ -178,10 +178,18 @@ func sameAsReference(s string) string {
 			return "finish(ctxDef):\n" + findingsDiff(g, w)
 		}
 	}
-	gs, gi := scanHiddenHTML(s)
+	gs, gi := scanHiddenHTML(s, true)
 	ws, wi := refScanHiddenHTML(s)
 	if !reflect.DeepEqual(gs, ws) || !reflect.DeepEqual(gi, wi) {
 		return fmt.Sprintf("scanHiddenHTML:\n got  %+v %q\n want %+v %q", gs, gi, ws, wi)
+	}
+	// without the text: the same spans
+	gs, gi = scanHiddenHTML(s, false)
+	for i := range ws {
+		ws[i].text = ""
+	}
+	if !reflect.DeepEqual(gs, ws) || !reflect.DeepEqual(gi, wi) {
+		return fmt.Sprintf("scanHiddenHTML without text:\n got  %+v %q\n want %+v %q", gs, gi, ws, wi)
 	}
 	gu, gp := scanImages(s)
 	wu, wp := refScanImages(s)

@@ -3,6 +3,8 @@ package detect
 import (
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // HTML a browser would not show: elements hidden by style or attribute,
@@ -33,27 +35,34 @@ type openElem struct {
 }
 
 // scanHiddenHTML returns the hidden text of s, and the data-carrying image
-// URLs of <img> tags.
-func scanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
+// URLs of <img> tags. Without withText the spans are the same but their
+// text is left empty: a scan that only reports where text is hidden does
+// not collapse and copy it.
+func scanHiddenHTML(s string, withText bool) (spans []hiddenSpan, imgs []string) {
 	if strings.IndexByte(s, '<') < 0 {
 		return nil, nil
 	}
 	lastGT := strings.LastIndexByte(s, '>')
-	var stack []openElem
+	var stackBuf [16]openElem
+	stack := stackBuf[:0]
 	hiddenAt := -1 // stack index of the outermost hidden element
-	var cur strings.Builder
+	var cur []byte // the hidden text so far
 	curStart, curWhy := 0, ""
 	finish := func(end int) {
-		t := collapseSpace(cur.String())
-		if t != "" && len(spans) < maxHiddenItems {
-			spans = append(spans, hiddenSpan{curStart, end, clip(t, maxHiddenLen), curWhy})
+		if withText {
+			t := collapseSpace(string(cur))
+			if t != "" && len(spans) < maxHiddenItems {
+				spans = append(spans, hiddenSpan{curStart, end, clip(t, maxHiddenLen), curWhy})
+			}
+		} else if hasNonSpaceBytes(cur) && len(spans) < maxHiddenItems {
+			spans = append(spans, hiddenSpan{curStart, end, "", curWhy})
 		}
-		cur.Reset()
+		cur = cur[:0]
 		hiddenAt = -1
 	}
 	appendText := func(t string) {
-		if hiddenAt >= 0 && cur.Len() < maxHiddenLen*2 {
-			cur.WriteString(decodeEntities(t[:min(len(t), maxHiddenLen*2)]))
+		if hiddenAt >= 0 && len(cur) < maxHiddenLen*2 {
+			cur = append(cur, decodeEntities(t[:min(len(t), maxHiddenLen*2)])...)
 		}
 	}
 	i := 0
@@ -74,8 +83,12 @@ func scanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
 			} else {
 				body = s[i+4:]
 			}
-			if hiddenAt < 0 {
-				if t := collapseSpace(body); t != "" && len(spans) < maxHiddenItems {
+			if hiddenAt < 0 && len(spans) < maxHiddenItems {
+				if !withText {
+					if hasNonSpace(body) {
+						spans = append(spans, hiddenSpan{i, next, "", "an HTML comment"})
+					}
+				} else if t := collapseSpace(body); t != "" {
 					spans = append(spans, hiddenSpan{i, next, clip(t, maxHiddenLen), "an HTML comment"})
 				}
 			}
@@ -125,7 +138,11 @@ func scanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
 		}
 		if name == "input" && strings.EqualFold(attrValue(attrs, "type"), "hidden") {
 			if v := attrValue(attrs, "value"); v != "" && hiddenAt < 0 && len(spans) < maxHiddenItems {
-				spans = append(spans, hiddenSpan{tagStart, i, clip(collapseSpace(decodeEntities(v)), maxHiddenLen), "a hidden form field"})
+				t := ""
+				if withText {
+					t = clip(collapseSpace(decodeEntities(v)), maxHiddenLen)
+				}
+				spans = append(spans, hiddenSpan{tagStart, i, t, "a hidden form field"})
 			}
 		}
 		if voidElements[name] || selfClose {
@@ -218,7 +235,8 @@ func attrValue(attrs, name string) string {
 
 // hiddenWhy says why an element with these attributes is hidden, or "".
 func hiddenWhy(attrs string) string {
-	if attrs == "" {
+	if attrs == "" || asciiWithout(attrs, "hidden", "style") {
+		// no attribute that could hide it: most tags (<a href>, <li>)
 		return ""
 	}
 	if attrValue(attrs, "hidden") != "" {
@@ -313,6 +331,57 @@ func indexFold(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// asciiWithout reports that s is ASCII and holds neither a nor b, in any
+// case. (EqualFold, which matches attribute names, also folds a few
+// non-ASCII letters to ASCII ones: "ſtyle" is "style".)
+func asciiWithout(s, a, b string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+		if c == a[0] && hasPrefixFold(s[i:], a) || c == b[0] && hasPrefixFold(s[i:], b) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasPrefixFold reports whether s starts with the lowercase ASCII p, in
+// any case.
+func hasPrefixFold(s, p string) bool {
+	if len(s) < len(p) {
+		return false
+	}
+	for k := 0; k < len(p); k++ {
+		if s[k]|0x20 != p[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasNonSpace reports whether s holds a rune that is not white space: the
+// text collapseSpace would leave is not empty.
+func hasNonSpace(s string) bool {
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNonSpaceBytes is hasNonSpace for a byte slice.
+func hasNonSpaceBytes(b []byte) bool {
+	for _, r := range string(b) {
+		if !unicode.IsSpace(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // collapseSpace trims s and collapses runs of white space.

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"sort"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -24,6 +25,16 @@ type view struct {
 	norm []byte
 	segs []seg // the map from norm to src, in order of norm
 	toks []token
+	// marks lists where norm holds a byte one of the normalised-text
+	// detectors starts at (markedBytes), in order: they find their next
+	// candidate here (markCursor) instead of each reading all of norm
+	marks []int32
+	// what the normaliser saw, so that the detectors of the source text
+	// that would find nothing are not run at all: a control character
+	// other than tab and newline (ANSI escapes, overwrites); a character
+	// the invisible-text and homoglyph detectors look at (invisible
+	// characters, marks, Greek, Cyrillic and Armenian letters)
+	controls, specials bool
 
 	dests, lines []int32 // see hasDestination; nil until first needed
 }
@@ -312,7 +323,7 @@ func (v *view) release() {
 	if cap(v.norm) > maxPooledView+8 {
 		return
 	}
-	*v = view{norm: v.norm[:0], segs: v.segs[:0], toks: v.toks[:0]}
+	*v = view{norm: v.norm[:0], segs: v.segs[:0], toks: v.toks[:0], marks: v.marks[:0]}
 	viewPool.Put(v)
 }
 
@@ -333,10 +344,11 @@ func newView(s string) *view {
 	if cap(segs) < len(s)/64+4 {
 		segs = make([]seg, 0, len(s)/64+4)
 	}
-	tz := tokenizer{toks: v.toks[:0], pending: tokSentStart}
-	if cap(tz.toks) < len(s)/6+4 {
-		tz.toks = make([]token, 0, len(s)/6+4)
-	}
+	// the tokens' buffer grows when the first token that does not fit
+	// begins, to room for one token per six bytes of the text left (at
+	// least double), so a text that normalises to little (a megabyte of
+	// zero-width characters) costs no buffer for tokens it will never have
+	tz := tokenizer{toks: v.toks[:0], marks: v.marks[:0], pending: tokSentStart}
 	lin := false       // the last segment is linear
 	linSrc := int32(0) // where the next byte continues it in src
 	// emit records that norm grew from n0 by the bytes of src [a, b).
@@ -360,12 +372,16 @@ func newView(s string) *view {
 	wordLatin := false // the current word has a Latin letter so far
 	mixedUntil := -1   // a look-ahead found the word mixed up to here
 	scannedUntil := -1 // a look-ahead found it not mixed up to here
+	controls, specials := false, false
 	for i := 0; i < len(s); {
 		c := s[i]
 		var r rune
 		size := 1
 		if c < utf8.RuneSelf {
 			if c <= ' ' || c == 0x7F {
+				if c < ' ' && c != '\t' && c != '\n' || c == 0x7F {
+					controls = true
+				}
 				wordLatin = false
 				if pendingWS < 0 {
 					pendingWS = i
@@ -386,6 +402,12 @@ func newView(s string) *view {
 				wordLatin = false
 			case r == utf8.RuneError && size == 1, isSpaceRune(r), isC0orC1(r):
 				// invalid bytes and controls separate words like spaces
+				if r <= 0x9F {
+					controls = true // C1
+				}
+				if isIgnorable(r) {
+					specials = true
+				}
 				wordLatin = false
 				if pendingWS < 0 {
 					pendingWS = i
@@ -396,6 +418,7 @@ func newView(s string) *view {
 				i += size
 				continue
 			case isDropped(r):
+				specials = true
 				i += size
 				continue
 			}
@@ -410,6 +433,7 @@ func newView(s string) *view {
 				wordLatin = false
 			}
 		} else if isConfusableScript(r) {
+			specials = true
 			switch {
 			case wordLatin || i < mixedUntil:
 				mixed = true
@@ -501,6 +525,7 @@ func newView(s string) *view {
 				}
 			}
 			linSrc = int32(j)
+			tz.left = len(s) - i
 			i = j
 			tz.feed(norm)
 			continue
@@ -512,11 +537,13 @@ func newView(s string) *view {
 			norm = foldRune(norm, r, mixed)
 		}
 		emit(n0, i, i+size)
+		tz.left = len(s) - i
 		i += size
 		tz.feed(norm)
 	}
 	tz.finish(norm)
-	v.norm, v.segs, v.toks = norm, segs, tz.toks
+	v.norm, v.segs, v.toks, v.marks = norm, segs, tz.toks, tz.marks
+	v.controls, v.specials = controls, specials
 	return v
 }
 
@@ -583,11 +610,13 @@ func (v *view) tokSpan(a, b int) (int, int) {
 // wait (in wait) for the next byte, or for finish.
 type tokenizer struct {
 	toks    []token // the last one is being read when inWord
+	marks   []int32 // see view.marks
 	state   int32   // the lexicon state of the token being read, or lexDead
 	pos     int     // norm[:pos] is tokenised
 	pending uint8   // flags for the next token
 	inWord  bool
 	wait    byte // '.' or '\n': the separator at norm[pos-1] waits for the next byte
+	left    int  // how much of the source text is left, from the stretch being fed
 }
 
 // feed tokenises norm[tz.pos:].
@@ -605,13 +634,20 @@ func (tz *tokenizer) feed(n []byte) {
 				continue
 			case tcPlain:
 				// a separator that sets no flag
+				if markedBytes[c] {
+					tz.marks = append(tz.marks, int32(i))
+				}
 				tz.endWord()
 				i++
 				continue
 			}
+			if markedBytes[c] {
+				tz.marks = append(tz.marks, int32(i))
+			}
 			tz.separator(rune(c))
 			i++
 			if tz.wait != 0 && i < len(n) {
+				// the next byte is there already
 				tz.settle(n[i], false)
 			}
 			continue
@@ -645,7 +681,11 @@ func (tz *tokenizer) word(n []byte, i int) int {
 	cells := lex.cells
 	for ; i < len(n) && tokClass[n[i]] == tcWord; i++ {
 		if s == lexDead {
-			continue
+			// no entry: the rest of the run only extends the token
+			for i < len(n) && tokClass[n[i]] == tcWord {
+				i++
+			}
+			break
 		}
 		if cells == nil {
 			s = lex.next(s, n[i])
@@ -696,7 +736,9 @@ func (tz *tokenizer) bytes(b []byte, i int) {
 func (tz *tokenizer) begin(i int) {
 	toks := tz.toks
 	if len(toks) == cap(toks) {
-		toks = appendTok(toks, token{})[:len(toks)]
+		n := make([]token, len(toks), max(2*len(toks), len(toks)+tz.left/6)+16)
+		copy(n, toks)
+		toks = n
 	}
 	toks = toks[:len(toks)+1]
 	// field by field: a token built elsewhere and copied in would be read
@@ -836,6 +878,48 @@ func (v *view) tokenAt(off int) int {
 }
 
 func isGlue(c byte) bool { return glueByte[c] }
+
+// markedBytes are the bytes the tokeniser lists in view.marks: where
+// markup, sensitive paths and shell commands can start.
+var markedBytes = func() *byteSet {
+	var t byteSet
+	for _, set := range []*byteSet{markupStart, pathAnchors, cmdLeads} {
+		for c, in := range set {
+			if in {
+				if c >= utf8.RuneSelf || tokClass[c] == tcWord {
+					panic("detect: a marked byte the tokeniser does not see as a separator")
+				}
+				t[c] = true
+			}
+		}
+	}
+	return &t
+}()
+
+// markCursor walks view.marks for the bytes of one set.
+type markCursor struct {
+	marks []int32
+	k     int
+}
+
+// next returns the offset of the first byte of n at or after i in set,
+// or len(n). set must be a subset of markedBytes.
+func (c *markCursor) next(set *byteSet, n []byte, i int) int {
+	if c.k > 0 && int(c.marks[c.k-1]) >= i {
+		// asked about an earlier offset than before
+		c.k = sort.Search(len(c.marks), func(k int) bool { return int(c.marks[k]) >= i })
+	}
+	for c.k < len(c.marks) && int(c.marks[c.k]) < i {
+		c.k++
+	}
+	for c.k < len(c.marks) && !set[n[c.marks[c.k]]] {
+		c.k++
+	}
+	if c.k == len(c.marks) {
+		return len(n)
+	}
+	return int(c.marks[c.k])
+}
 
 var glueByte = newByteSet("./_-~@")
 

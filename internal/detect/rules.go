@@ -452,14 +452,17 @@ var ruleIndex [][]int32
 
 func buildRuleIndex() {
 	ruleIndex = make([][]int32, len(lex.words))
+	reqSigOff = make([]int32, len(phraseRules)+1)
 	for i := range phraseRules {
 		r := &phraseRules[i]
 		for k := range r.steps {
 			st := &r.steps[k]
 			if k > 0 && st.kind == stWords && !st.opt && !(k == 1 && r.steps[0].kind == stSentStart) {
 				r.req = append(r.req, st)
+				reqSigs = append(reqSigs, st.firstSig)
 			}
 		}
+		reqSigOff[i+1] = int32(len(reqSigs))
 		seen := map[int16]bool{}
 		first := &phraseRules[i].steps[0]
 		if first.kind == stSentStart {
@@ -474,6 +477,14 @@ func buildRuleIndex() {
 		}
 	}
 }
+
+// reqSigs holds the firstSig of every required step of every rule, rule i's
+// at reqSigs[reqSigOff[i]:reqSigOff[i+1]]: side by side, so that ruling a
+// rule out of a window reads one short run of memory.
+var (
+	reqSigs   []uint64
+	reqSigOff []int32
+)
 
 // phraseHit is one match of a phrase rule.
 type phraseHit struct {
@@ -721,7 +732,7 @@ func (sc *phraseScratch) windowPossible(ri int32) bool {
 	} else if c == -sc.cwid {
 		return false
 	}
-	ok := sc.windowCheck(&phraseRules[ri])
+	ok := sc.windowCheck(ri)
 	if ok {
 		sc.checked[ri] = sc.cwid
 	} else {
@@ -730,12 +741,13 @@ func (sc *phraseScratch) windowPossible(ri int32) bool {
 	return ok
 }
 
-func (sc *phraseScratch) windowCheck(r *phraseRule) bool {
-	for _, q := range r.req {
-		if q.firstSig&sc.winSig == 0 {
+func (sc *phraseScratch) windowCheck(ri int32) bool {
+	for _, sig := range reqSigs[reqSigOff[ri]:reqSigOff[ri+1]] {
+		if sig&sc.winSig == 0 {
 			return false
 		}
 	}
+	r := &phraseRules[ri]
 steps:
 	for _, q := range r.req {
 		if q.firstFew != nil {
