@@ -2,7 +2,9 @@ package detect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -248,19 +250,30 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 	var out []rawFinding
 	// at most maxPerDetector findings per detector and severity: hostile
 	// text can hold a million escapes, and finish keeps only the most
-	// severe maxPerDetector of each detector anyway
-	counts := map[string]*[4]uint8{}
-	lastDet, lastC := "", (*[4]uint8)(nil)
+	// severe maxPerDetector of each detector anyway. A field has findings
+	// of a few detectors at most, so they are counted in a short list.
+	type detCount struct {
+		det string
+		c   [4]uint8
+	}
+	var countBuf [8]detCount
+	counts := countBuf[:0]
+	last := -1
 	add := func(det string, sev Severity, start, end int, msg string) {
-		c := lastC
-		if det != lastDet {
-			c = counts[det]
-			if c == nil {
-				c = new([4]uint8)
-				counts[det] = c
+		if last < 0 || counts[last].det != det {
+			last = -1
+			for k := range counts {
+				if counts[k].det == det {
+					last = k
+					break
+				}
 			}
-			lastDet, lastC = det, c
+			if last < 0 {
+				counts = append(counts, detCount{det: det})
+				last = len(counts) - 1
+			}
 		}
+		c := &counts[last].c
 		if c[sev&3] >= maxPerDetector {
 			return
 		}
@@ -391,11 +404,11 @@ func mergeOverlaps(fs []rawFinding) []rawFinding {
 	if len(fs) < 2 {
 		return fs
 	}
-	sort.SliceStable(fs, func(i, j int) bool {
-		if fs[i].Detector != fs[j].Detector {
-			return fs[i].Detector < fs[j].Detector
+	slices.SortStableFunc(fs, func(a, b rawFinding) int {
+		if c := strings.Compare(a.Detector, b.Detector); c != 0 {
+			return c
 		}
-		return fs[i].Start < fs[j].Start
+		return cmp.Compare(a.Start, b.Start)
 	})
 	out := fs[:1]
 	for _, f := range fs[1:] {
@@ -433,16 +446,19 @@ func finish(ctx ctxKind, raw []rawFinding) []Finding {
 	// Corroboration: two different injection detectors in one definition
 	// (or one result) reinforce each other. In a definition their Medium
 	// findings become High; in a result their Low findings become Medium.
-	dets := map[string]bool{}
+	// the detectors that corroborate, in a short list: two are enough
+	var dets []string
 	for _, f := range raw {
 		if corroborating[f.Detector] && !f.mention && (f.Severity >= Medium || ctx == ctxRes) && !(ctx == ctxDef && f.Detector == detAddress) {
-			dets[f.Detector] = true
+			if !slices.Contains(dets, f.Detector) {
+				dets = append(dets, f.Detector)
+			}
 		}
 	}
 	if len(dets) >= 2 {
 		for i := range raw {
 			f := &raw[i]
-			if !dets[f.Detector] || f.mention {
+			if f.mention || !slices.Contains(dets, f.Detector) {
 				continue
 			}
 			if ctx == ctxDef && f.Severity == Medium {
@@ -455,49 +471,62 @@ func finish(ctx ctxKind, raw []rawFinding) []Finding {
 			}
 		}
 	}
-	// keep the most severe findings per (field, detector)
-	fieldOrder := map[string]int{}
+	// keep the most severe findings per (field, detector); the fields in
+	// the order they first appear (ScanText's findings have one)
+	var fieldOrder map[string]int
 	for _, f := range raw {
-		if _, ok := fieldOrder[f.Field]; !ok {
-			fieldOrder[f.Field] = len(fieldOrder)
+		if f.Field != raw[0].Field {
+			fieldOrder = map[string]int{}
+			for _, f := range raw {
+				if _, ok := fieldOrder[f.Field]; !ok {
+					fieldOrder[f.Field] = len(fieldOrder)
+				}
+			}
+			break
 		}
 	}
-	sort.SliceStable(raw, func(i, j int) bool {
-		a, b := &raw[i], &raw[j]
-		if a.Field != b.Field {
-			return fieldOrder[a.Field] < fieldOrder[b.Field]
+	byField := func(a, b string) int {
+		if a == b || fieldOrder == nil {
+			return 0
 		}
-		if a.Detector != b.Detector {
-			return a.Detector < b.Detector
+		return cmp.Compare(fieldOrder[a], fieldOrder[b])
+	}
+	slices.SortStableFunc(raw, func(a, b rawFinding) int {
+		if c := byField(a.Field, b.Field); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Detector, b.Detector); c != 0 {
+			return c
 		}
 		if a.Severity != b.Severity {
-			return a.Severity > b.Severity
+			return cmp.Compare(b.Severity, a.Severity)
 		}
-		return a.Start < b.Start
+		return cmp.Compare(a.Start, b.Start)
 	})
-	type key struct{ field, det string }
-	count := map[key]int{}
-	var fs []Finding
-	for _, f := range raw {
-		k := key{f.Field, f.Detector}
-		if count[k] >= maxPerDetector {
+	// sorted, each (field, detector) is one run
+	fs := make([]Finding, 0, len(raw))
+	n := 0
+	for i, f := range raw {
+		if i == 0 || f.Field != raw[i-1].Field || f.Detector != raw[i-1].Detector {
+			n = 0
+		}
+		if n >= maxPerDetector {
 			continue
 		}
-		count[k]++
+		n++
 		fs = append(fs, f.Finding)
 	}
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := &fs[i], &fs[j]
-		if a.Field != b.Field {
-			return fieldOrder[a.Field] < fieldOrder[b.Field]
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		if c := byField(a.Field, b.Field); c != 0 {
+			return c
 		}
 		if a.Start != b.Start {
-			return a.Start < b.Start
+			return cmp.Compare(a.Start, b.Start)
 		}
 		if a.End != b.End {
-			return a.End < b.End
+			return cmp.Compare(a.End, b.End)
 		}
-		return a.Detector < b.Detector
+		return strings.Compare(a.Detector, b.Detector)
 	})
 	return fs
 }

@@ -27,6 +27,7 @@ type lexicon struct {
 	words  []string
 	frozen bool
 	cells  []lexCell // the trie as a double array (after finalize), state 0 the root
+	pairs  []int32   // the state after two ASCII word bytes (see pairIndex), or lexDead
 	pref   []int16   // the prefix entry of each cell's state, or -1
 	exact  []int16   // the exact entry of each cell's state, or -1
 }
@@ -243,7 +244,33 @@ func (l *lexicon) buildCells() {
 		panic("detect: lexicon too large for its double array")
 	}
 	l.cells, l.pref, l.exact = cells, pref, exact
+	// the first two bytes of a token, when both are ASCII letters or
+	// digits, are one lookup; no prefix entry ends there (intern refuses
+	// prefixes shorter than three bytes), so none is skipped
+	pairs := make([]int32, 36*36)
+	for _, c1 := range []byte(asciiWordBytes) {
+		for _, c2 := range []byte(asciiWordBytes) {
+			t := l.next(0, c1)
+			if t != lexDead {
+				t = l.next(t, c2)
+			}
+			pairs[pairIndex(c1, c2)] = t
+		}
+	}
+	l.pairs = pairs
 }
+
+const asciiWordBytes = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+// pairIndex numbers two ASCII letters or digits from 0 to 36*36-1.
+func pairIndex(c1, c2 byte) int { return int(wordByteIndex[c1])*36 + int(wordByteIndex[c2]) }
+
+var wordByteIndex = func() (t [256]uint8) {
+	for k := 0; k < len(asciiWordBytes); k++ {
+		t[asciiWordBytes[k]] = uint8(k)
+	}
+	return t
+}()
 
 // next returns the state after byte c from state s (not lexDead), or
 // lexDead.

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"encoding/binary"
 	"sort"
 	"sync"
 	"unicode"
@@ -238,6 +239,20 @@ func foldRune(dst []byte, r rune, mixed bool) []byte {
 		}
 	}
 	return utf8.AppendRune(dst, unicode.ToLower(r))
+}
+
+// bytesEqual returns, for the eight bytes of x, 0x80 in each byte equal to
+// c and 0 in the others.
+func bytesEqual(x uint64, c byte) uint64 {
+	t := x ^ 0x0101010101010101*uint64(c)
+	return ^((t&0x7F7F7F7F7F7F7F7F + 0x7F7F7F7F7F7F7F7F) | t) & 0x8080808080808080
+}
+
+// asciiLower8 lowercases the eight bytes of x, all of them below 0x7F.
+func asciiLower8(x uint64) uint64 {
+	geA := x + 0x0101010101010101*(0x80-'A') // high bit: byte >= 'A'
+	gtZ := x + 0x0101010101010101*(0x80-'Z'-1)
+	return x | (geA&^gtZ&0x8080808080808080)>>2
 }
 
 // asciiLower lowercases ASCII letters and keeps every other byte.
@@ -488,6 +503,25 @@ func newView(s string) *view {
 			buf := norm[:cap(norm)]
 			j := i
 			for j < len(s) && w < len(buf) {
+				// eight bytes at a time while they are printable and hold
+				// no two spaces in a row nor end in one (the byte before
+				// them is never a space: a space is only let into the run
+				// before a printable byte, and a block never ends in one)
+				for j+8 <= len(s) && w+8 <= len(buf) {
+					x := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
+						uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
+					sp := bytesEqual(x, ' ')
+					if (x-0x2020202020202020)&^x&0x8080808080808080|(x+0x0101010101010101|x)&0x8080808080808080 != 0 ||
+						sp&(sp>>8) != 0 || sp>>63 != 0 {
+						break
+					}
+					binary.LittleEndian.PutUint64(buf[w:], asciiLower8(x))
+					w += 8
+					j += 8
+				}
+				if j >= len(s) || w >= len(buf) {
+					break
+				}
 				c := s[j]
 				if c <= ' ' || c >= 0x7F {
 					if j == i || j+1 >= len(s) {
@@ -625,22 +659,60 @@ func (tz *tokenizer) feed(n []byte) {
 	if i < len(n) && tz.wait != 0 {
 		tz.settle(n[i], false)
 	}
+	cells, pairs := lex.cells, lex.pairs
 	for i < len(n) {
 		c := n[i]
-		if c < utf8.RuneSelf {
-			switch tokClass[c] {
-			case tcWord:
+		switch tokClass[c] {
+		case tcWord:
+			if cells == nil {
 				i = tz.word(n, i)
 				continue
-			case tcPlain:
-				// a separator that sets no flag
-				if markedBytes[c] {
-					tz.marks = append(tz.marks, int32(i))
-				}
-				tz.endWord()
-				i++
-				continue
 			}
+			// The tokeniser's inner loop, a run of ASCII letters and
+			// digits: a table lookup and a step of the double-array trie
+			// per byte, the first two bytes of a token in one lookup of a
+			// small table (no prefix entry is that short).
+			s := tz.state
+			if !tz.inWord {
+				tz.begin(i)
+				s = 0
+				if i+1 < len(n) && tokClass[n[i+1]] == tcWord {
+					s = pairs[pairIndex(c, n[i+1])]
+					i += 2
+				}
+			}
+			t := &tz.toks[len(tz.toks)-1]
+			for ; i < len(n) && tokClass[n[i]] == tcWord; i++ {
+				if s == lexDead {
+					// no entry: the rest of the run only extends the token
+					for i < len(n) && tokClass[n[i]] == tcWord {
+						i++
+					}
+					break
+				}
+				x := cells[s].base&cellBase + int32(n[i])
+				if cells[x].check != s {
+					s = lexDead
+					continue
+				}
+				s = x
+				if cells[x].base&cellPref != 0 && t.nid < uint8(len(t.ids)) {
+					t.ids[t.nid] = lex.pref[x]
+					t.nid++
+				}
+			}
+			t.end = int32(i)
+			tz.state = s
+			continue
+		case tcPlain:
+			// a separator that sets no flag
+			if markedBytes[c] {
+				tz.marks = append(tz.marks, int32(i))
+			}
+			tz.endWord()
+			i++
+			continue
+		case tcFlag:
 			if markedBytes[c] {
 				tz.marks = append(tz.marks, int32(i))
 			}
@@ -670,40 +742,21 @@ func (tz *tokenizer) feed(n []byte) {
 
 // word reads the run of ASCII letters and digits at n[i:] into the token
 // being read, starting one if there is none, and returns the offset after
-// the run. This is the tokeniser's inner loop: a table lookup and a step
-// of the double-array trie per byte.
+// the run: feed's inner loop, for use during init, before the lexicon's
+// double array is built.
 func (tz *tokenizer) word(n []byte, i int) int {
 	if !tz.inWord {
 		tz.begin(i)
 	}
 	t := &tz.toks[len(tz.toks)-1]
 	s := tz.state
-	cells := lex.cells
 	for ; i < len(n) && tokClass[n[i]] == tcWord; i++ {
 		if s == lexDead {
-			// no entry: the rest of the run only extends the token
-			for i < len(n) && tokClass[n[i]] == tcWord {
-				i++
-			}
-			break
-		}
-		if cells == nil {
-			s = lex.next(s, n[i])
-			if s != lexDead {
-				pref, _ := lex.entries(s)
-				t.addID(pref)
-			}
 			continue
 		}
-		x := cells[s].base&cellBase + int32(n[i])
-		if cells[x].check != s {
-			s = lexDead
-			continue
-		}
-		s = x
-		if cells[x].base&cellPref != 0 && t.nid < uint8(len(t.ids)) {
-			t.ids[t.nid] = lex.pref[x]
-			t.nid++
+		if s = lex.next(s, n[i]); s != lexDead {
+			pref, _ := lex.entries(s)
+			t.addID(pref)
 		}
 	}
 	t.end = int32(i)
@@ -734,13 +787,10 @@ func (tz *tokenizer) bytes(b []byte, i int) {
 // begin starts a token at norm offset i. It is read in place, as the last
 // token of toks.
 func (tz *tokenizer) begin(i int) {
-	toks := tz.toks
-	if len(toks) == cap(toks) {
-		n := make([]token, len(toks), max(2*len(toks), len(toks)+tz.left/6)+16)
-		copy(n, toks)
-		toks = n
+	if len(tz.toks) == cap(tz.toks) {
+		tz.grow()
 	}
-	toks = toks[:len(toks)+1]
+	toks := tz.toks[:len(tz.toks)+1]
 	// field by field: a token built elsewhere and copied in would be read
 	// back with wide loads right after narrow stores, which stalls
 	t := &toks[len(toks)-1]
@@ -751,6 +801,17 @@ func (tz *tokenizer) begin(i int) {
 	tz.pending = 0
 	tz.inWord = true
 	tz.state = 0
+}
+
+// grow makes room for the tokens of the rest of the text: one per six
+// bytes of the source left, and at least double. (Not inlined, so that
+// begin is.)
+//
+//go:noinline
+func (tz *tokenizer) grow() {
+	n := make([]token, len(tz.toks), max(2*len(tz.toks), len(tz.toks)+tz.left/6)+16)
+	copy(n, tz.toks)
+	tz.toks = n
 }
 
 func (t *token) addID(id int16) {
