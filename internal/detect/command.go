@@ -174,7 +174,11 @@ func scanCommands(v *view) []cmdHit {
 	budget := needBudget
 	// a command inside another one's span is tried too ("wget … && chmod
 	// 777 …"): overlapping findings merge, keeping the higher severity
-	for ti := 0; ti < len(v.toks) && len(hits) < 16; ti++ {
+	words := len(v.toks)
+	if !intersects(cmdWordStep.set, v.ids) {
+		words = 0 // no word of the text starts a command
+	}
+	for ti := 0; ti < words && len(hits) < 16; ti++ {
 		t := &v.toks[ti]
 		i := int(t.start)
 		if !cmdWordStep.hasTok(t) {

@@ -526,7 +526,11 @@ func urlCarriesData(raw string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "") || u.Host == "" {
 		return false
 	}
-	for _, kv := range strings.Split(u.RawQuery, "&") {
+	// the query's parameters and the path's segments are read in place,
+	// without splitting them into new slices
+	for q := u.RawQuery; ; {
+		kv, rest, more := strings.Cut(q, "&")
+		q = rest
 		_, raw, _ := strings.Cut(kv, "=")
 		v, err := url.QueryUnescape(raw)
 		if err != nil {
@@ -535,20 +539,26 @@ func urlCarriesData(raw string) bool {
 		if len(v) > 32 || encodedRun(raw) || encodedRun(v) {
 			return true
 		}
+		if !more {
+			break
+		}
 	}
 	if u.RawQuery != "" && !strings.Contains(u.RawQuery, "=") && (len(u.RawQuery) > 32 || encodedRun(u.RawQuery)) {
 		return true
 	}
-	path := u.EscapedPath()
-	for _, seg := range strings.Split(path, "/") {
+	for p := u.EscapedPath(); ; {
+		seg, rest, more := strings.Cut(p, "/")
+		p = rest
 		if dot := strings.LastIndexByte(seg, '.'); dot > 0 && len(seg)-dot <= 5 {
 			seg = seg[:dot] // a file extension
 		}
 		if encodedRun(seg) {
 			return true
 		}
+		if !more {
+			return false
+		}
 	}
-	return false
 }
 
 // encodedRun reports at least 16 consecutive characters that look encoded:

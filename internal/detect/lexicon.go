@@ -338,6 +338,16 @@ func finalizeSteps() {
 	}
 }
 
+// intersects reports whether two bitsets of lexicon ids share one.
+func intersects(a, b []uint64) bool {
+	for w := range min(len(a), len(b)) {
+		if a[w]&b[w] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // maxFew is the most first ids a step lists in firstFew.
 const maxFew = 8
 

@@ -295,13 +295,14 @@ func angleAt(n []byte, i int, hasClose func([]byte) bool, upper func(j, k int) b
 	if e >= len(n) || n[e] != '>' {
 		return markupHit{}, false
 	}
-	if markupTags[string(name)] {
+	kind := tagNames[string(name)]
+	if kind&tnMarkup != 0 {
 		return markupHit{i, e + 1, mkTag, string(name)}, true
 	}
-	if roleTags[string(name)] && (closing || hasClose(name)) {
+	if kind&tnRole != 0 && (closing || hasClose(name)) {
 		return markupHit{i, e + 1, mkRoleTag, string(name)}, true
 	}
-	if htmlElements[string(name)] || closing || !hasClose(name) {
+	if kind&tnHTML != 0 || closing || !hasClose(name) {
 		return markupHit{}, false
 	}
 	// a made-up tag wrapping text: named with a word of authority
@@ -363,6 +364,27 @@ var htmlElements = setOf(`html head body div span p a b i u em strong br hr img 
 	dl dt dd abbr cite q s strike tt kbd samp var details summary svg path g canvas video audio source track embed
 	object param noscript template slot picture map area caption col colgroup mark time data output progress meter
 	fieldset legend datalist optgroup wbr ins del bdi bdo rp rt ruby dialog menu address base`)
+
+// tagNames says, in one lookup per tag, which of markupTags, roleTags and
+// htmlElements hold a name.
+var tagNames = func() map[string]uint8 {
+	m := map[string]uint8{}
+	for _, set := range []struct {
+		names map[string]bool
+		bit   uint8
+	}{{markupTags, tnMarkup}, {roleTags, tnRole}, {htmlElements, tnHTML}} {
+		for n := range set.names {
+			m[n] |= set.bit
+		}
+	}
+	return m
+}()
+
+const (
+	tnMarkup uint8 = 1 << iota
+	tnRole
+	tnHTML
+)
 
 func setOf(words string) map[string]bool {
 	m := map[string]bool{}

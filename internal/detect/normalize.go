@@ -36,6 +36,8 @@ type view struct {
 	// the invisible-text and homoglyph detectors look at (invisible
 	// characters, marks, Greek, Cyrillic and Armenian letters)
 	controls, specials bool
+	// ids is the set of lexicon ids the tokens hold, as a bitset
+	ids []uint64
 
 	dests, lines []int32 // see hasDestination; nil until first needed
 }
@@ -338,7 +340,7 @@ func (v *view) release() {
 	if cap(v.norm) > maxPooledView+8 {
 		return
 	}
-	*v = view{norm: v.norm[:0], segs: v.segs[:0], toks: v.toks[:0], marks: v.marks[:0]}
+	*v = view{norm: v.norm[:0], segs: v.segs[:0], toks: v.toks[:0], marks: v.marks[:0], ids: v.ids[:0]}
 	viewPool.Put(v)
 }
 
@@ -575,8 +577,16 @@ func newView(s string) *view {
 		i += size
 		tz.feed(norm)
 	}
+	ids := v.ids[:0]
+	if words := (len(lex.words) + 63) / 64; cap(ids) < words {
+		ids = make([]uint64, words)
+	} else {
+		ids = ids[:words]
+		clear(ids)
+	}
+	tz.ids = ids
 	tz.finish(norm)
-	v.norm, v.segs, v.toks, v.marks = norm, segs, tz.toks, tz.marks
+	v.norm, v.segs, v.toks, v.marks, v.ids = norm, segs, tz.toks, tz.marks, ids
 	v.controls, v.specials = controls, specials
 	return v
 }
@@ -643,11 +653,12 @@ func (v *view) tokSpan(a, b int) (int, int) {
 // line. When such a separator is the last byte written so far, its flags
 // wait (in wait) for the next byte, or for finish.
 type tokenizer struct {
-	toks    []token // the last one is being read when inWord
-	marks   []int32 // see view.marks
-	state   int32   // the lexicon state of the token being read, or lexDead
-	pos     int     // norm[:pos] is tokenised
-	pending uint8   // flags for the next token
+	toks    []token  // the last one is being read when inWord
+	marks   []int32  // see view.marks
+	ids     []uint64 // see view.ids, filled by finish
+	state   int32    // the lexicon state of the token being read, or lexDead
+	pos     int      // norm[:pos] is tokenised
+	pending uint8    // flags for the next token
 	inWord  bool
 	wait    byte // '.' or '\n': the separator at norm[pos-1] waits for the next byte
 	left    int  // how much of the source text is left, from the stretch being fed
@@ -893,32 +904,34 @@ func (tz *tokenizer) finish(n []byte) {
 	}
 	tz.endWord()
 	toks := tz.toks
-	// tokens glued to '.', '@', '/', '_' or '-' on either side are pieces of
-	// URLs, addresses, paths and identifiers
-	for k := range toks {
-		t := &toks[k]
-		if t.end-t.start < 2 {
-			continue // "e.g.", "i.e."
-		}
-		if t.start > 0 && isGlue(n[t.start-1]) && (t.start < 2 || n[t.start-2] != ' ') || int(t.end) < len(n) && isGlue(n[t.end]) && int(t.end)+1 < len(n) && n[t.end+1] != ' ' && n[t.end+1] != '\n' {
-			t.flags |= tokInIdent
-		}
-	}
-	// a line that starts with a label ("Assistant:", "Subject:") starts a
-	// sentence: chat logs and headers do not run on across lines
-	for k := 1; k < len(toks); k++ {
-		if toks[k].flags&(tokLineStart|tokColonAfter) == tokLineStart|tokColonAfter {
-			toks[k].flags |= tokSentStart
-			toks[k-1].flags |= tokBreakAfter
-		}
-	}
-	// sentence ends
+	// one pass from the end: flags that depend on the bytes around a token
+	// and on the next token, then sentence ends
+	const label = tokLineStart | tokColonAfter
 	last := int32(len(toks) - 1)
 	for k := len(toks) - 1; k >= 0; k-- {
-		if toks[k].flags&tokBreakAfter != 0 || k < len(toks)-1 && toks[k+1].flags&tokSentStart != 0 {
+		t := &toks[k]
+		// tokens glued to '.', '@', '/', '_' or '-' on either side are
+		// pieces of URLs, addresses, paths and identifiers ("e.g." and
+		// "i.e." are not)
+		if t.end-t.start >= 2 && (t.start > 0 && isGlue(n[t.start-1]) && (t.start < 2 || n[t.start-2] != ' ') || int(t.end) < len(n) && isGlue(n[t.end]) && int(t.end)+1 < len(n) && n[t.end+1] != ' ' && n[t.end+1] != '\n') {
+			t.flags |= tokInIdent
+		}
+		// a line that starts with a label ("Assistant:", "Subject:")
+		// starts a sentence: chat logs and headers do not run on across
+		// lines
+		if k+1 < len(toks) && toks[k+1].flags&label == label {
+			t.flags |= tokBreakAfter
+		}
+		if k > 0 && t.flags&label == label {
+			t.flags |= tokSentStart
+		}
+		if t.flags&tokBreakAfter != 0 || k < len(toks)-1 && toks[k+1].flags&tokSentStart != 0 {
 			last = int32(k)
 		}
-		toks[k].sentEnd = last
+		t.sentEnd = last
+		for j := uint8(0); j < t.nid; j++ {
+			tz.ids[t.ids[j]>>6] |= 1 << (t.ids[j] & 63)
+		}
 	}
 	tz.toks = toks
 }

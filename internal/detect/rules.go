@@ -503,7 +503,7 @@ type phraseScratch struct {
 	possible      []bool   // rules possible somewhere in the text
 	seenRule      []uint32 // generation at which a rule was last considered
 	gen           uint32
-	all, st, win  []uint64
+	st, win       []uint64
 	// The current window: stamp[id] == wid for the ids in it, which are
 	// listed in winIDs; starts[id] is wid<<1, plus 1 if a rule possible in
 	// the window can start with id, once that is known. wid counts windows
@@ -538,22 +538,15 @@ func matchPhrases(v *view) []phraseHit {
 	sc := scratchPool.Get().(*phraseScratch)
 	defer scratchPool.Put(sc)
 	words := (len(lex.words) + 63) / 64
-	if cap(sc.all) < words {
-		sc.all = make([]uint64, words)
+	if cap(sc.st) < words {
 		sc.st = make([]uint64, words)
 		sc.win = make([]uint64, words)
 	}
-	// The ids of the whole text first: a rule whose words do not all occur
-	// somewhere in the text cannot match in any window of it, and a token
-	// that starts no rule possible in the text is skipped at once.
-	all := sc.all[:words]
-	clear(all)
-	for ti := range v.toks {
-		t := &v.toks[ti]
-		for j := uint8(0); j < t.nid; j++ {
-			all[t.ids[j]>>6] |= 1 << (t.ids[j] & 63)
-		}
-	}
+	// The ids of the whole text first (the tokeniser gathered them): a
+	// rule whose words do not all occur somewhere in the text cannot match
+	// in any window of it, and a token that starts no rule possible in the
+	// text is skipped at once.
+	all := v.ids
 	startIDs := sc.st[:words] // ids that start a rule possible in the text
 	clear(startIDs)
 	any := false
