@@ -96,7 +96,7 @@ var markupStart = newByteSet("\n#<[{")
 // inside an <example> block or a code fence.
 func scanMarkup(v *view) (hits []markupHit, example []bool) {
 	n := v.norm
-	mc := markCursor{marks: v.marks}
+	mc := markCursor{marks: v.marks[markMarkup]}
 	var closeNames map[string]bool
 	hasClose := func(name []byte) bool {
 		if closeNames == nil {
@@ -112,7 +112,7 @@ func scanMarkup(v *view) (hits []markupHit, example []bool) {
 	for i := 0; i < len(n) && len(hits) < 64; i++ {
 		if !lineStart {
 			// nothing starts before the next line or '#', '<', '['
-			if i = mc.next(markupStart, n, i); i >= len(n) {
+			if i = mc.next(n, i); i >= len(n) {
 				break
 			}
 		}

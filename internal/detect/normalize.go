@@ -26,10 +26,11 @@ type view struct {
 	norm []byte
 	segs []seg // the map from norm to src, in order of norm
 	toks []token
-	// marks lists where norm holds a byte one of the normalised-text
-	// detectors starts at (markedBytes), in order: they find their next
-	// candidate here (markCursor) instead of each reading all of norm
-	marks []int32
+	// marks lists, for each of the normalised-text detectors that start at
+	// certain bytes (markup, paths, commands: see markKinds), where norm
+	// holds one, in order: they find their next candidate there
+	// (markCursor) instead of each reading all of norm
+	marks [3][]int32
 	// what the normaliser saw, so that the detectors of the source text
 	// that would find nothing are not run at all: a control character
 	// other than tab and newline (ANSI escapes, overwrites); a character
@@ -243,6 +244,28 @@ func foldRune(dst []byte, r rune, mixed bool) []byte {
 	return utf8.AppendRune(dst, unicode.ToLower(r))
 }
 
+// lowerBlocks copies src to dst lowercased, eight bytes at a time while
+// they are printable and hold no two spaces in a row nor end in one, and
+// returns how many bytes it copied. (The byte before them is never a
+// space: the normaliser lets a space into a run of printable ASCII only
+// before a printable byte, and a block never ends in one.)
+func lowerBlocks(dst []byte, src string) int {
+	k := 0
+	for k+8 <= len(src) && k+8 <= len(dst) {
+		b := src[k : k+8]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		sp := bytesEqual(x, ' ')
+		if (x-0x2020202020202020)&^x&0x8080808080808080|(x+0x0101010101010101|x)&0x8080808080808080 != 0 ||
+			sp&(sp>>8) != 0 || sp>>63 != 0 {
+			break
+		}
+		binary.LittleEndian.PutUint64(dst[k:], asciiLower8(x))
+		k += 8
+	}
+	return k
+}
+
 // bytesEqual returns, for the eight bytes of x, 0x80 in each byte equal to
 // c and 0 in the others.
 func bytesEqual(x uint64, c byte) uint64 {
@@ -340,7 +363,8 @@ func (v *view) release() {
 	if cap(v.norm) > maxPooledView+8 {
 		return
 	}
-	*v = view{norm: v.norm[:0], segs: v.segs[:0], toks: v.toks[:0], marks: v.marks[:0], ids: v.ids[:0]}
+	*v = view{norm: v.norm[:0], segs: v.segs[:0], toks: v.toks[:0], ids: v.ids[:0],
+		marks: [3][]int32{v.marks[0][:0], v.marks[1][:0], v.marks[2][:0]}}
 	viewPool.Put(v)
 }
 
@@ -365,7 +389,8 @@ func newView(s string) *view {
 	// begins, to room for one token per six bytes of the text left (at
 	// least double), so a text that normalises to little (a megabyte of
 	// zero-width characters) costs no buffer for tokens it will never have
-	tz := tokenizer{toks: v.toks[:0], marks: v.marks[:0], pending: tokSentStart}
+	tz := tokenizer{toks: v.toks[:0], pending: tokSentStart,
+		marks: [3][]int32{v.marks[0][:0], v.marks[1][:0], v.marks[2][:0]}}
 	lin := false       // the last segment is linear
 	linSrc := int32(0) // where the next byte continues it in src
 	// emit records that norm grew from n0 by the bytes of src [a, b).
@@ -505,22 +530,9 @@ func newView(s string) *view {
 			buf := norm[:cap(norm)]
 			j := i
 			for j < len(s) && w < len(buf) {
-				// eight bytes at a time while they are printable and hold
-				// no two spaces in a row nor end in one (the byte before
-				// them is never a space: a space is only let into the run
-				// before a printable byte, and a block never ends in one)
-				for j+8 <= len(s) && w+8 <= len(buf) {
-					x := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
-						uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
-					sp := bytesEqual(x, ' ')
-					if (x-0x2020202020202020)&^x&0x8080808080808080|(x+0x0101010101010101|x)&0x8080808080808080 != 0 ||
-						sp&(sp>>8) != 0 || sp>>63 != 0 {
-						break
-					}
-					binary.LittleEndian.PutUint64(buf[w:], asciiLower8(x))
-					w += 8
-					j += 8
-				}
+				k := lowerBlocks(buf[w:], s[j:])
+				w += k
+				j += k
 				if j >= len(s) || w >= len(buf) {
 					break
 				}
@@ -653,12 +665,12 @@ func (v *view) tokSpan(a, b int) (int, int) {
 // line. When such a separator is the last byte written so far, its flags
 // wait (in wait) for the next byte, or for finish.
 type tokenizer struct {
-	toks    []token  // the last one is being read when inWord
-	marks   []int32  // see view.marks
-	ids     []uint64 // see view.ids, filled by finish
-	state   int32    // the lexicon state of the token being read, or lexDead
-	pos     int      // norm[:pos] is tokenised
-	pending uint8    // flags for the next token
+	toks    []token    // the last one is being read when inWord
+	marks   [3][]int32 // see view.marks
+	ids     []uint64   // see view.ids, filled by finish
+	state   int32      // the lexicon state of the token being read, or lexDead
+	pos     int        // norm[:pos] is tokenised
+	pending uint8      // flags for the next token
 	inWord  bool
 	wait    byte // '.' or '\n': the separator at norm[pos-1] waits for the next byte
 	left    int  // how much of the source text is left, from the stretch being fed
@@ -717,15 +729,15 @@ func (tz *tokenizer) feed(n []byte) {
 			continue
 		case tcPlain:
 			// a separator that sets no flag
-			if markedBytes[c] {
-				tz.marks = append(tz.marks, int32(i))
+			if k := markKinds[c]; k != 0 {
+				tz.mark(k, i)
 			}
 			tz.endWord()
 			i++
 			continue
 		case tcFlag:
-			if markedBytes[c] {
-				tz.marks = append(tz.marks, int32(i))
+			if k := markKinds[c]; k != 0 {
+				tz.mark(k, i)
 			}
 			tz.separator(rune(c))
 			i++
@@ -953,40 +965,54 @@ func (v *view) tokenAt(off int) int {
 
 func isGlue(c byte) bool { return glueByte[c] }
 
-// markedBytes are the bytes the tokeniser lists in view.marks: where
-// markup, sensitive paths and shell commands can start.
-var markedBytes = func() *byteSet {
-	var t byteSet
-	for _, set := range []*byteSet{markupStart, pathAnchors, cmdLeads} {
+// markKinds says, for each byte, in which of view.marks the tokeniser
+// lists it: bit k for list k, whose bytes are markStarts[k].
+var markKinds = func() *[256]uint8 {
+	var t [256]uint8
+	for k, set := range markStarts {
 		for c, in := range set {
 			if in {
 				if c >= utf8.RuneSelf || tokClass[c] == tcWord {
 					panic("detect: a marked byte the tokeniser does not see as a separator")
 				}
-				t[c] = true
+				t[c] |= 1 << k
 			}
 		}
 	}
 	return &t
 }()
 
-// markCursor walks view.marks for the bytes of one set.
+// The lists of view.marks, and the bytes each holds.
+const (
+	markMarkup = iota
+	markPath
+	markCommand
+)
+
+var markStarts = [3]*byteSet{markMarkup: markupStart, markPath: pathAnchors, markCommand: cmdLeads}
+
+// mark lists norm offset i in the lists of kinds.
+func (tz *tokenizer) mark(kinds uint8, i int) {
+	for k := range tz.marks {
+		if kinds&(1<<k) != 0 {
+			tz.marks[k] = append(tz.marks[k], int32(i))
+		}
+	}
+}
+
+// markCursor walks one of view.marks.
 type markCursor struct {
 	marks []int32
 	k     int
 }
 
-// next returns the offset of the first byte of n at or after i in set,
-// or len(n). set must be a subset of markedBytes.
-func (c *markCursor) next(set *byteSet, n []byte, i int) int {
+// next returns the first offset in the list at or after i, or len(n).
+func (c *markCursor) next(n []byte, i int) int {
 	if c.k > 0 && int(c.marks[c.k-1]) >= i {
 		// asked about an earlier offset than before
 		c.k = sort.Search(len(c.marks), func(k int) bool { return int(c.marks[k]) >= i })
 	}
 	for c.k < len(c.marks) && int(c.marks[c.k]) < i {
-		c.k++
-	}
-	for c.k < len(c.marks) && !set[n[c.marks[c.k]]] {
 		c.k++
 	}
 	if c.k == len(c.marks) {

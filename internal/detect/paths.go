@@ -125,11 +125,11 @@ type pathHit struct {
 // scanPaths finds sensitive paths in v.norm.
 func scanPaths(v *view) []pathHit {
 	n := v.norm
-	mc := markCursor{marks: v.marks}
+	mc := markCursor{marks: v.marks[markPath]}
 	var hits []pathHit
 	last := -1
 	for i := 0; i+1 < len(n) && len(hits) < 32; i++ {
-		if i = mc.next(pathAnchors, n, i); i+1 >= len(n) {
+		if i = mc.next(n, i); i+1 >= len(n) {
 			break
 		}
 		a := anchorClass(n[i])

@@ -452,17 +452,15 @@ var ruleIndex [][]int32
 
 func buildRuleIndex() {
 	ruleIndex = make([][]int32, len(lex.words))
-	reqSigOff = make([]int32, len(phraseRules)+1)
+	defer flattenReq()
 	for i := range phraseRules {
 		r := &phraseRules[i]
 		for k := range r.steps {
 			st := &r.steps[k]
 			if k > 0 && st.kind == stWords && !st.opt && !(k == 1 && r.steps[0].kind == stSentStart) {
 				r.req = append(r.req, st)
-				reqSigs = append(reqSigs, st.firstSig)
 			}
 		}
-		reqSigOff[i+1] = int32(len(reqSigs))
 		seen := map[int16]bool{}
 		first := &phraseRules[i].steps[0]
 		if first.kind == stSentStart {
@@ -478,13 +476,64 @@ func buildRuleIndex() {
 	}
 }
 
-// reqSigs holds the firstSig of every required step of every rule, rule i's
-// at reqSigs[reqSigOff[i]:reqSigOff[i+1]]: side by side, so that ruling a
-// rule out of a window reads one short run of memory.
+// The required steps of every rule, flattened for the checks that rule a
+// rule out of the whole text or of a window: side by side, so that each
+// check reads short runs of memory instead of the steps' own bitsets.
+// Rule i's steps are reqSteps[reqOff[i]:reqOff[i+1]], and reqSigs (the
+// same indices) their firstSig.
 var (
-	reqSigs   []uint64
-	reqSigOff []int32
+	reqSteps []reqStep
+	reqSigs  []uint64
+	reqOff   []int32
+	reqWords []reqWord // the non-zero words of each step's first set
+	reqFew   []int16   // a step's first ids, when it has few
 )
+
+type reqStep struct {
+	words, wordsEnd int32 // reqWords[words:wordsEnd]
+	few, fewEnd     int32 // reqFew[few:fewEnd]; few < 0: not listed
+}
+
+type reqWord struct {
+	w    uint16
+	mask uint64
+}
+
+func flattenReq() {
+	reqOff = make([]int32, len(phraseRules)+1)
+	for i := range phraseRules {
+		for _, q := range phraseRules[i].req {
+			st := reqStep{words: int32(len(reqWords)), few: -1}
+			for _, w := range q.firstWords {
+				reqWords = append(reqWords, reqWord{w, q.first[w]})
+			}
+			st.wordsEnd = int32(len(reqWords))
+			if q.firstFew != nil {
+				st.few = int32(len(reqFew))
+				reqFew = append(reqFew, q.firstFew...)
+				st.fewEnd = int32(len(reqFew))
+			}
+			reqSteps = append(reqSteps, st)
+			reqSigs = append(reqSigs, q.firstSig)
+		}
+		reqOff[i+1] = int32(len(reqSteps))
+	}
+}
+
+// reqPossible reports whether every required step of rule ri can start
+// with an id of the set.
+func reqPossible(ri int32, set []uint64) bool {
+steps:
+	for _, st := range reqSteps[reqOff[ri]:reqOff[ri+1]] {
+		for _, rw := range reqWords[st.words:st.wordsEnd] {
+			if rw.mask&set[rw.w] != 0 {
+				continue steps
+			}
+		}
+		return false
+	}
+	return true
+}
 
 // phraseHit is one match of a phrase rule.
 type phraseHit struct {
@@ -568,7 +617,7 @@ func matchPhrases(v *view) []phraseHit {
 				}
 				sc.seenRule[ri] = sc.gen
 				r := &phraseRules[ri]
-				if !rulePossible(r, all) {
+				if !reqPossible(ri, all) {
 					continue
 				}
 				possible[ri] = true
@@ -735,25 +784,17 @@ func (sc *phraseScratch) windowPossible(ri int32) bool {
 }
 
 func (sc *phraseScratch) windowCheck(ri int32) bool {
-	for _, sig := range reqSigs[reqSigOff[ri]:reqSigOff[ri+1]] {
+	lo, hi := reqOff[ri], reqOff[ri+1]
+	for _, sig := range reqSigs[lo:hi] {
 		if sig&sc.winSig == 0 {
 			return false
 		}
 	}
-	r := &phraseRules[ri]
 steps:
-	for _, q := range r.req {
-		if q.firstFew != nil {
-			for _, id := range q.firstFew {
+	for _, st := range reqSteps[lo:hi] {
+		if st.few >= 0 {
+			for _, id := range reqFew[st.few:st.fewEnd] {
 				if sc.stamp[id] == sc.wid {
-					continue steps
-				}
-			}
-			return false
-		}
-		if len(sc.winIDs) <= 24 {
-			for _, id := range sc.winIDs {
-				if q.first[id>>6]&(1<<(id&63)) != 0 {
 					continue steps
 				}
 			}
@@ -766,9 +807,12 @@ steps:
 			}
 			sc.winBits = true
 		}
-		if !stepPossible(q, sc.win) {
-			return false
+		for _, rw := range reqWords[st.words:st.wordsEnd] {
+			if rw.mask&sc.win[rw.w] != 0 {
+				continue steps
+			}
 		}
+		return false
 	}
 	return true
 }
