@@ -134,6 +134,16 @@ var cmdShapes = []cmdShape{
 var (
 	cmdWords, cmdPunct = indexCommands()
 	cmdLeads           = newByteSet("|>/$`:")
+	// cmdSecond[c] holds the bytes that follow c in the leads of cmdPunct[c]:
+	// most '/' and ':' of a text (URLs, times) fail on it at once
+	cmdSecond = func() (t [256]byteSet) {
+		for c, cands := range cmdPunct {
+			for _, si := range cands {
+				t[c][cmdShapes[si].lead[1]] = true
+			}
+		}
+		return t
+	}()
 )
 
 func indexCommands() (words map[string][]int, punct *[256][]int) {
@@ -205,6 +215,9 @@ func scanCommands(v *view) []cmdHit {
 			break
 		}
 		if i < last {
+			continue
+		}
+		if i+1 < len(n) && !cmdSecond[n[i]][n[i+1]] {
 			continue
 		}
 		if h, ok := matchCommand(n, i, cmdPunct[n[i]], &budget); ok {

@@ -192,7 +192,7 @@ func parseTag(tag string) (name, attrs string, closing, selfClose bool) {
 func attrValue(attrs, name string) string {
 	a := attrs
 	for len(a) > 0 {
-		a = strings.TrimLeft(a, " \t\r\n/")
+		a = trimLeft(a, attrSpaceSlash)
 		k := 0
 		for k < len(a) && a[k] != '=' && a[k] != ' ' && a[k] != '\t' && a[k] != '\n' && a[k] != '>' {
 			k++
@@ -201,10 +201,10 @@ func attrValue(attrs, name string) string {
 			return ""
 		}
 		key := a[:k]
-		a = strings.TrimLeft(a[k:], " \t\r\n")
+		a = trimLeft(a[k:], attrSpace)
 		val := ""
 		if strings.HasPrefix(a, "=") {
-			a = strings.TrimLeft(a[1:], " \t\r\n")
+			a = trimLeft(a[1:], attrSpace)
 			if len(a) > 0 && (a[0] == '"' || a[0] == '\'') {
 				q := a[0]
 				e := strings.IndexByte(a[1:], q)
@@ -232,6 +232,21 @@ func attrValue(attrs, name string) string {
 	}
 	return ""
 }
+
+// trimLeft is strings.TrimLeft for a cutset of ASCII bytes given as a
+// table, so that no set is built per call.
+func trimLeft(s string, set *byteSet) string {
+	i := 0
+	for i < len(s) && set[s[i]] {
+		i++
+	}
+	return s[i:]
+}
+
+var (
+	attrSpace      = newByteSet(" \t\r\n")
+	attrSpaceSlash = newByteSet(" \t\r\n/")
+)
 
 // hiddenWhy says why an element with these attributes is hidden, or "".
 func hiddenWhy(attrs string) string {

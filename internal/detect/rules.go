@@ -447,12 +447,27 @@ var phraseRules = []phraseRule{
 }
 
 // ruleIndex maps a lexicon id to the rules whose first step can start with
-// it.
-var ruleIndex [][]int32
+// it; startRules is the same, flattened (rules for id at
+// startRules[startOff[id]:startOff[id+1]]), for the matcher to read.
+var (
+	ruleIndex  [][]int32
+	startRules []int32
+	startOff   []int32
+)
+
+// rulesFrom returns the rules whose first step can start with id.
+func rulesFrom(id int16) []int32 { return startRules[startOff[id]:startOff[id+1]] }
 
 func buildRuleIndex() {
 	ruleIndex = make([][]int32, len(lex.words))
 	defer flattenReq()
+	defer func() {
+		startOff = make([]int32, len(ruleIndex)+1)
+		for id, rs := range ruleIndex {
+			startRules = append(startRules, rs...)
+			startOff[id+1] = int32(len(startRules))
+		}
+	}()
 	for i := range phraseRules {
 		r := &phraseRules[i]
 		for k := range r.steps {
@@ -611,7 +626,7 @@ func matchPhrases(v *view) []phraseHit {
 	for w, x := range all {
 		for ; x != 0; x &= x - 1 {
 			id := w<<6 + bits.TrailingZeros64(x)
-			for _, ri := range ruleIndex[id] {
+			for _, ri := range rulesFrom(int16(id)) {
 				if sc.seenRule[ri] == sc.gen {
 					continue
 				}
@@ -698,7 +713,7 @@ func matchPhrases(v *view) []phraseHit {
 			id := tk.ids[k]
 			if starts[id]>>1 != sc.wid {
 				s := uint32(0)
-				for _, ri := range ruleIndex[id] {
+				for _, ri := range rulesFrom(id) {
 					if possible[ri] && sc.windowPossible(ri) {
 						s = 1
 						break
@@ -713,7 +728,7 @@ func matchPhrases(v *view) []phraseHit {
 		}
 		nt := 0
 		for k := uint8(0); k < tk.nid; k++ {
-			for _, ri := range ruleIndex[tk.ids[k]] {
+			for _, ri := range rulesFrom(tk.ids[k]) {
 				if !possible[ri] || int(next[ri]) > ti || count[ri] >= maxHitsPerRule {
 					continue
 				}
