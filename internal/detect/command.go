@@ -177,7 +177,7 @@ type cmdHit struct {
 // scanCommands finds shell commands in v.norm: at most 16, in order.
 func scanCommands(v *view) []cmdHit {
 	n := v.norm
-	mc := markCursor{marks: v.marks[markCommand]}
+	mc := v.cursor(markCommand)
 	var hits []cmdHit
 	// each look-ahead for a "need" reads at most a line of 160 bytes;
 	// hostile text ("curl curl curl …") gets at most needBudget of them
@@ -211,7 +211,13 @@ func scanCommands(v *view) []cmdHit {
 	nw := len(hits)
 	last := 0
 	for i := 0; i < len(n) && len(hits) < 16; i++ {
-		if i = mc.next(n, i); i >= len(n) {
+		// the bytes themselves when the list was given up (dense text)
+		if mc.dense {
+			i = cmdLeads.nextIn(n, i)
+		} else {
+			i = mc.fromList(n, i)
+		}
+		if i >= len(n) {
 			break
 		}
 		if i < last {

@@ -96,7 +96,7 @@ var markupStart = newByteSet("\n#<[{")
 // inside an <example> block or a code fence.
 func scanMarkup(v *view) (hits []markupHit, example []bool) {
 	n := v.norm
-	mc := markCursor{marks: v.marks[markMarkup]}
+	mc := v.cursor(markMarkup)
 	var closeNames map[string]bool
 	hasClose := func(name []byte) bool {
 		if closeNames == nil {
@@ -112,7 +112,13 @@ func scanMarkup(v *view) (hits []markupHit, example []bool) {
 	for i := 0; i < len(n) && len(hits) < 64; i++ {
 		if !lineStart {
 			// nothing starts before the next line or '#', '<', '['
-			if i = mc.next(n, i); i >= len(n) {
+			// the bytes themselves when the list was given up (dense text)
+			if mc.dense {
+				i = markupStart.nextIn(n, i)
+			} else {
+				i = mc.fromList(n, i)
+			}
+			if i >= len(n) {
 				break
 			}
 		}

@@ -31,6 +31,7 @@ type view struct {
 	// holds one, in order: they find their next candidate there
 	// (markCursor) instead of each reading all of norm
 	marks [3][]int32
+	dense uint8 // bit k: list k was given up (see tokenizer.mark)
 	// what the normaliser saw, so that the detectors of the source text
 	// that would find nothing are not run at all: a control character
 	// other than tab and newline (ANSI escapes, overwrites); a character
@@ -244,6 +245,55 @@ func foldRune(dst []byte, r rune, mixed bool) []byte {
 	return utf8.AppendRune(dst, unicode.ToLower(r))
 }
 
+// asciiRun copies the run of printable ASCII at s[i:] into dst,
+// lowercased, and returns its length: the bytes up to the first one that
+// is not printable ASCII, a single space or newline between two printable
+// bytes, or a blank line (two newlines) between two, all of which
+// normalise to themselves. s[i] is printable and not a space.
+func asciiRun(dst []byte, s string, i int) int {
+	w, j := 0, i
+	blocks := i // where blocks may be tried again: the one at j failed
+	for j < len(s) && w < len(dst) {
+		if j >= blocks && j+1 < len(s) && s[j] > ' ' && s[j] < 0x7F && s[j+1] > ' ' && s[j+1] < 0x7F {
+			// not a one-byte run ("\x1b[\x1b[…"): try blocks
+			k := lowerBlocks(dst[w:], s[j:])
+			w += k
+			j += k
+			blocks = j + 8
+		}
+		if j >= len(s) || w >= len(dst) {
+			break
+		}
+		c := s[j]
+		if c <= ' ' || c >= 0x7F {
+			if j == i || j+1 >= len(s) {
+				break
+			}
+			if c == ' ' || c == '\n' {
+				if d := s[j+1]; d > ' ' && d < 0x7F {
+					dst[w] = c
+					w++
+					j++
+					continue
+				}
+				if c == '\n' && s[j+1] == '\n' && j+2 < len(s) && w+1 < len(dst) {
+					if d := s[j+2]; d > ' ' && d < 0x7F {
+						dst[w], dst[w+1] = '\n', '\n'
+						w += 2
+						j += 2
+						continue
+					}
+				}
+			}
+			break
+		}
+		dst[w] = asciiLower[c]
+		w++
+		j++
+	}
+	return w
+}
+
 // lowerBlocks copies src to dst lowercased, eight bytes at a time while
 // they are printable and hold no two spaces in a row nor end in one, and
 // returns how many bytes it copied. (The byte before them is never a
@@ -415,6 +465,7 @@ func newView(s string) *view {
 	mixedUntil := -1   // a look-ahead found the word mixed up to here
 	scannedUntil := -1 // a look-ahead found it not mixed up to here
 	controls, specials := false, false
+	fedAt := 0 // where the source of the normalised text not yet fed starts
 	for i := 0; i < len(s); {
 		c := s[i]
 		var r rune
@@ -526,44 +577,9 @@ func newView(s string) *view {
 			if cap(norm)-len(norm) < len(s)-i {
 				norm = append(norm[:cap(norm)], make([]byte, len(s)-i)...)[:len(norm)]
 			}
-			w := len(norm)
-			buf := norm[:cap(norm)]
-			j := i
-			for j < len(s) && w < len(buf) {
-				k := lowerBlocks(buf[w:], s[j:])
-				w += k
-				j += k
-				if j >= len(s) || w >= len(buf) {
-					break
-				}
-				c := s[j]
-				if c <= ' ' || c >= 0x7F {
-					if j == i || j+1 >= len(s) {
-						break
-					}
-					if c == ' ' || c == '\n' {
-						if d := s[j+1]; d > ' ' && d < 0x7F {
-							buf[w] = c
-							w++
-							j++
-							continue
-						}
-						if c == '\n' && s[j+1] == '\n' && j+2 < len(s) && w+1 < len(buf) {
-							if d := s[j+2]; d > ' ' && d < 0x7F {
-								buf[w], buf[w+1] = '\n', '\n'
-								w += 2
-								j += 2
-								continue
-							}
-						}
-					}
-					break
-				}
-				buf[w] = asciiLower[c]
-				w++
-				j++
-			}
-			norm = buf[:w]
+			k := asciiRun(norm[len(norm):cap(norm)], s, i)
+			norm = norm[:len(norm)+k]
+			j := i + k
 			// a word goes on over digits: the run's last letter or other
 			// byte after them decides whether the word has Latin letters
 			for k := j - 1; k >= i; k-- {
@@ -573,9 +589,11 @@ func newView(s string) *view {
 				}
 			}
 			linSrc = int32(j)
-			tz.left = len(s) - i
 			i = j
-			tz.feed(norm)
+			if len(norm)-tz.pos >= feedChunk {
+				tz.left, fedAt = len(s)-fedAt, i
+				tz.feed(norm)
+			}
 			continue
 		}
 		n0 := len(norm)
@@ -585,9 +603,11 @@ func newView(s string) *view {
 			norm = foldRune(norm, r, mixed)
 		}
 		emit(n0, i, i+size)
-		tz.left = len(s) - i
 		i += size
-		tz.feed(norm)
+		if len(norm)-tz.pos >= feedChunk {
+			tz.left, fedAt = len(s)-fedAt, i
+			tz.feed(norm)
+		}
 	}
 	ids := v.ids[:0]
 	if words := (len(lex.words) + 63) / 64; cap(ids) < words {
@@ -597,8 +617,9 @@ func newView(s string) *view {
 		clear(ids)
 	}
 	tz.ids = ids
+	tz.left = len(s) - fedAt
 	tz.finish(norm)
-	v.norm, v.segs, v.toks, v.marks, v.ids = norm, segs, tz.toks, tz.marks, ids
+	v.norm, v.segs, v.toks, v.marks, v.dense, v.ids = norm, segs, tz.toks, tz.marks, tz.dense, ids
 	v.controls, v.specials = controls, specials
 	return v
 }
@@ -653,6 +674,12 @@ func (v *view) tokSpan(a, b int) (int, int) {
 	return v.span(int(v.toks[a].start), int(v.toks[b].end))
 }
 
+// feedChunk is how much normalised text newView writes before it has the
+// tokeniser read it: enough that hostile text of one-byte runs ("\x1b[\x1b[…")
+// does not pay a call per run, little enough that the bytes are still in
+// the cache.
+const feedChunk = 256
+
 // tokenizer splits the normalised text into word tokens (runs of letters
 // and digits) and single-character CJK tokens, records the punctuation
 // between them as flags, and resolves each token against the lexicon as
@@ -667,13 +694,14 @@ func (v *view) tokSpan(a, b int) (int, int) {
 type tokenizer struct {
 	toks    []token    // the last one is being read when inWord
 	marks   [3][]int32 // see view.marks
+	dense   uint8      // see view.dense
 	ids     []uint64   // see view.ids, filled by finish
 	state   int32      // the lexicon state of the token being read, or lexDead
 	pos     int        // norm[:pos] is tokenised
 	pending uint8      // flags for the next token
 	inWord  bool
 	wait    byte // '.' or '\n': the separator at norm[pos-1] waits for the next byte
-	left    int  // how much of the source text is left, from the stretch being fed
+	left    int  // how much of the source text is left, from the stretch being fed on
 }
 
 // feed tokenises norm[tz.pos:].
@@ -729,22 +757,54 @@ func (tz *tokenizer) feed(n []byte) {
 			continue
 		case tcPlain:
 			// a separator that sets no flag
-			if k := markKinds[c]; k != 0 {
+			if k := markKinds[c] &^ tz.dense; k != 0 {
 				tz.mark(k, i)
 			}
 			tz.endWord()
 			i++
 			continue
 		case tcFlag:
-			if k := markKinds[c]; k != 0 {
+			if k := markKinds[c] &^ tz.dense; k != 0 {
 				tz.mark(k, i)
 			}
-			tz.separator(rune(c))
-			i++
-			if tz.wait != 0 && i < len(n) {
-				// the next byte is there already
-				tz.settle(n[i], false)
+			// the flags of an ASCII separator, as separator and settle
+			// would set them, without the calls
+			var prev uint8
+			switch c {
+			case '.', '!', '?', ';':
+				// a sentence ends before a space or a newline
+				if i+1 == len(n) {
+					tz.wait = '.'
+				} else if d := n[i+1]; d == ' ' || d == '\n' {
+					prev = tokBreakAfter
+					tz.pending |= tokSentStart
+				}
+			case ':':
+				prev = tokColonAfter
+			case '"', '`':
+				prev = tokQuoteAfter
+				tz.pending |= tokQuoteBefore
+			case '\'':
+				if !tz.inWord {
+					tz.pending |= tokQuoteBefore
+				}
+				prev = tokQuoteAfter
+			case '\n':
+				// and before a blank line or a list, heading, quote or
+				// table line
+				tz.pending |= tokLineStart
+				if i+1 == len(n) {
+					tz.wait = '\n'
+				} else if d := n[i+1]; d == '\n' || d == '-' || d == '*' || d == '#' || d == '>' || d == '|' {
+					prev = tokBreakAfter
+					tz.pending |= tokSentStart
+				}
 			}
+			if prev != 0 && len(tz.toks) > 0 {
+				tz.toks[len(tz.toks)-1].flags |= prev
+			}
+			tz.endWord()
+			i++
 			continue
 		}
 		r, size := utf8.DecodeRune(n[i:])
@@ -992,10 +1052,17 @@ const (
 var markStarts = [3]*byteSet{markMarkup: markupStart, markPath: pathAnchors, markCommand: cmdLeads}
 
 // mark lists norm offset i in the lists of kinds.
+// A list that grows denser than one offset per 16 bytes is given up:
+// on text made of marked bytes ("<<<<…", "~/.ssh/~/.ssh/…") reading the
+// bytes themselves is cheaper than listing them, and its detector does.
 func (tz *tokenizer) mark(kinds uint8, i int) {
 	for k := range tz.marks {
 		if kinds&(1<<k) != 0 {
 			tz.marks[k] = append(tz.marks[k], int32(i))
+			if n := len(tz.marks[k]); n > 256 && n*16 > i {
+				tz.dense |= 1 << k
+				tz.marks[k] = tz.marks[k][:0]
+			}
 		}
 	}
 }
@@ -1003,11 +1070,19 @@ func (tz *tokenizer) mark(kinds uint8, i int) {
 // markCursor walks one of view.marks.
 type markCursor struct {
 	marks []int32
+	dense bool // the list was given up
 	k     int
 }
 
-// next returns the first offset in the list at or after i, or len(n).
-func (c *markCursor) next(n []byte, i int) int {
+// cursor returns a cursor over list k of v.marks.
+func (v *view) cursor(k int) markCursor {
+	return markCursor{marks: v.marks[k], dense: v.dense&(1<<k) != 0}
+}
+
+// fromList returns the first offset in the list at or after i, or len(n).
+// A list that was given up (dense) is empty: its detector reads the bytes
+// of markStarts instead.
+func (c *markCursor) fromList(n []byte, i int) int {
 	if c.k > 0 && int(c.marks[c.k-1]) >= i {
 		// asked about an earlier offset than before
 		c.k = sort.Search(len(c.marks), func(k int) bool { return int(c.marks[k]) >= i })
