@@ -252,10 +252,12 @@ func foldRune(dst []byte, r rune, mixed bool) []byte {
 // normalise to themselves. s[i] is printable and not a space.
 func asciiRun(dst []byte, s string, i int) int {
 	w, j := 0, i
-	blocks := i // where blocks may be tried again: the one at j failed
+	// where blocks may be tried (again): not in the first eight bytes (a
+	// short run between controls, "\x1b]8;;\x1b]8;;…", would pay for a
+	// failed try each), nor within eight bytes of a block that failed
+	blocks := i + 8
 	for j < len(s) && w < len(dst) {
-		if j >= blocks && j+1 < len(s) && s[j] > ' ' && s[j] < 0x7F && s[j+1] > ' ' && s[j+1] < 0x7F {
-			// not a one-byte run ("\x1b[\x1b[…"): try blocks
+		if j >= blocks && s[j] > ' ' && s[j] < 0x7F {
 			k := lowerBlocks(dst[w:], s[j:])
 			w += k
 			j += k
@@ -577,8 +579,14 @@ func newView(s string) *view {
 			if cap(norm)-len(norm) < len(s)-i {
 				norm = append(norm[:cap(norm)], make([]byte, len(s)-i)...)[:len(norm)]
 			}
-			k := asciiRun(norm[len(norm):cap(norm)], s, i)
-			norm = norm[:len(norm)+k]
+			k := 1
+			if i+1 < len(s) && (s[i+1] >= ' ' && s[i+1] < 0x7F || s[i+1] == '\n') {
+				k = asciiRun(norm[len(norm):cap(norm)], s, i)
+				norm = norm[:len(norm)+k]
+			} else {
+				// a run of one byte, before a control ("\x1b[\x1b[…")
+				norm = append(norm, asciiLower[c])
+			}
 			j := i + k
 			// a word goes on over digits: the run's last letter or other
 			// byte after them decides whether the word has Latin letters
