@@ -248,6 +248,13 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		return nil
 	}
 	var out []rawFinding
+	// room for the findings of a text that has some, once it has one: most
+	// fields (a schema's strings) have none
+	grow := func() {
+		if out == nil {
+			out = make([]rawFinding, 0, 16)
+		}
+	}
 	// at most maxPerDetector findings per detector and severity: hostile
 	// text can hold a million escapes, and finish keeps only the most
 	// severe maxPerDetector of each detector anyway. A field has findings
@@ -278,6 +285,7 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 			return
 		}
 		c[sev&3]++
+		grow()
 		out = append(out, rawFinding{Finding: Finding{Detector: det, Severity: sev, Field: field, Start: start, End: end, Message: msg}})
 	}
 	v := newView(text)
@@ -302,6 +310,7 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 			// the rules of intent.go show the address they are about
 			e = destEnd(text, e)
 		}
+		grow()
 		out = append(out, rawFinding{Finding: Finding{Detector: r.detector, Severity: sev, Field: field, Start: s, End: e, Message: r.msg}, mention: h.mention})
 	}
 	mhits, inExample := scanMarkup(v)
@@ -333,6 +342,7 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 			}
 		}
 		s, e := v.span(h.ns, h.ne)
+		grow()
 		out = append(out, rawFinding{Finding: Finding{Detector: detMarkup, Severity: sev, Field: field, Start: s, End: e, Message: msg}, mention: mention})
 	}
 	for _, h := range scanPaths(v) {
@@ -388,9 +398,7 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		add(detImageExfil, sevFor(ctx, High, Medium), sp[0], sp[1], "A markdown image whose URL carries data: the client fetches it without a tool call, so it can carry data out.")
 	}
 	out = mergeOverlaps(out)
-	for i := range out {
-		setEvidence(&out[i].Finding, text)
-	}
+	setEvidences(out, text)
 	return out
 }
 
@@ -529,6 +537,49 @@ func finish(ctx ctxKind, raw []rawFinding) []Finding {
 		return strings.Compare(a.Detector, b.Detector)
 	})
 	return fs
+}
+
+// setEvidences fills the Evidence of fs from the field text. Evidence that
+// is printable ASCII renders as itself; all of it is copied into one new
+// string that the findings share, instead of one string each.
+func setEvidences(fs []rawFinding, text string) {
+	var spans [16][2]int32
+	n := 0
+	for i := range fs {
+		f := &fs[i].Finding
+		if f.Start < 0 || f.End > len(text) || f.Start > f.End {
+			f.Start, f.End = 0, 0
+		}
+		if s := text[f.Start:f.End]; i < len(spans) && printableASCII(s[:min(len(s), 121)]) {
+			n += min(len(s), 120)
+			continue
+		}
+		f.Evidence = visible(text[f.Start:f.End], f.Detector == detHomoglyph)
+	}
+	if n == 0 {
+		return
+	}
+	buf := make([]byte, 0, n)
+	for i := range fs[:min(len(fs), len(spans))] {
+		f := &fs[i].Finding
+		if s := text[f.Start:f.End]; printableASCII(s[:min(len(s), 121)]) {
+			a := len(buf)
+			if len(s) <= 120 {
+				buf = append(buf, s...)
+			} else {
+				buf = append(append(buf, s[:120-len("…")]...), "…"...)
+			}
+			spans[i] = [2]int32{int32(a), int32(len(buf))}
+		} else {
+			spans[i] = [2]int32{-1, -1}
+		}
+	}
+	all := string(buf)
+	for i := range fs[:min(len(fs), len(spans))] {
+		if sp := spans[i]; sp[0] >= 0 {
+			fs[i].Evidence = all[sp[0]:sp[1]]
+		}
+	}
 }
 
 // setEvidence fills Evidence from the field text.

@@ -46,7 +46,8 @@ func scanHiddenHTML(s string, withText bool) (spans []hiddenSpan, imgs []string)
 	var stackBuf [16]openElem
 	stack := stackBuf[:0]
 	hiddenAt := -1 // stack index of the outermost hidden element
-	var cur []byte // the hidden text so far
+	var curBuf [512]byte
+	cur := curBuf[:0] // the hidden text so far
 	curStart, curWhy := 0, ""
 	finish := func(end int) {
 		if withText {
@@ -265,7 +266,9 @@ func hiddenWhy(attrs string) string {
 		return ""
 	}
 	var color, bg string
-	for _, decl := range strings.Split(strings.ToLower(style), ";") {
+	for rest := strings.ToLower(style); rest != ""; {
+		var decl string
+		decl, rest, _ = strings.Cut(rest, ";")
 		p, v, ok := strings.Cut(decl, ":")
 		if !ok {
 			continue

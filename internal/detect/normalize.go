@@ -40,6 +40,8 @@ type view struct {
 	controls, specials bool
 	// ids is the set of lexicon ids the tokens hold, as a bitset
 	ids []uint64
+	// hits is matchPhrases' buffer
+	hits []phraseHit
 
 	dests, lines []int32 // see hasDestination; nil until first needed
 }
@@ -415,7 +417,7 @@ func (v *view) release() {
 	if cap(v.norm) > maxPooledView+8 {
 		return
 	}
-	*v = view{norm: v.norm[:0], segs: v.segs[:0], toks: v.toks[:0], ids: v.ids[:0],
+	*v = view{norm: v.norm[:0], segs: v.segs[:0], toks: v.toks[:0], ids: v.ids[:0], hits: v.hits[:0],
 		marks: [3][]int32{v.marks[0][:0], v.marks[1][:0], v.marks[2][:0]}}
 	viewPool.Put(v)
 }

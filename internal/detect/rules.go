@@ -598,7 +598,8 @@ func matchPhrases(v *view) []phraseHit {
 	if len(v.toks) == 0 {
 		return nil
 	}
-	var hits []phraseHit
+	hits := v.hits[:0] // in the view's buffer: they are read before it is released
+	defer func() { v.hits = hits[:0] }()
 	sc := scratchPool.Get().(*phraseScratch)
 	defer scratchPool.Put(sc)
 	words := (len(lex.words) + 63) / 64
