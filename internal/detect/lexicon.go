@@ -47,17 +47,19 @@ type lexEdge struct {
 // lexCell is one cell of the lexicon as a double-array trie, the form the
 // tokeniser walks: the state after byte c from state s is t = cells[s].base
 // + c if cells[t].check == s, and there is none otherwise. Two loads per
-// byte, no search of a node's edges, and eight bytes per cell, so the
-// busy part of the trie stays in the cache. The few states where a prefix
-// entry ends are marked in base; their entries are in lexicon.pref.
+// byte, no search of a node's edges, and four bytes per cell (36 KB for
+// the whole lexicon), so the trie stays in the cache while the detectors
+// run. The few states where a prefix entry ends are marked in base; their
+// entries are in lexicon.pref.
 type lexCell struct {
-	base  int32 // where this state's children start (plus their byte), | cellPref
-	check int32 // the state whose child this cell is; -1: free
+	base  int16 // where this state's children start (plus their byte), | cellPref
+	check int16 // the state whose child this cell is; -1: free
 }
 
-// cellPref marks the base of a state where a prefix entry ends.
+// cellPref marks the base of a state where a prefix entry ends; states and
+// bases are below it.
 const (
-	cellPref = 1 << 30
+	cellPref = 1 << 14
 	cellBase = cellPref - 1
 )
 
@@ -231,18 +233,18 @@ func (l *lexicon) buildCells() {
 			}
 			base++
 		}
-		cells[s].base |= base
+		if int(base)+256 >= cellBase {
+			panic("detect: lexicon too large for its double array")
+		}
+		cells[s].base |= int16(base)
 		for _, e := range es {
 			t := base + int32(e.b)
-			cells[t].check = s
+			cells[t].check = int16(s)
 			state[e.to] = t
 			queue = append(queue, e.to)
 		}
 	}
 	grow(len(cells) + 256)
-	if len(cells) > cellBase {
-		panic("detect: lexicon too large for its double array")
-	}
 	l.cells, l.pref, l.exact = cells, pref, exact
 	// the first two bytes of a token, when both are ASCII letters or
 	// digits, are one lookup; no prefix entry ends there (intern refuses
@@ -283,8 +285,8 @@ func (l *lexicon) next(s int32, c byte) int32 {
 		}
 		return lexDead
 	}
-	t := l.cells[s].base&cellBase + int32(c)
-	if l.cells[t].check == s {
+	t := int32(l.cells[s].base&cellBase) + int32(c)
+	if l.cells[t].check == int16(s) {
 		return t
 	}
 	return lexDead

@@ -751,8 +751,8 @@ func (tz *tokenizer) feed(n []byte) {
 					}
 					break
 				}
-				x := cells[s].base&cellBase + int32(n[i])
-				if cells[x].check != s {
+				x := int32(cells[s].base&cellBase) + int32(n[i])
+				if cells[x].check != int16(s) {
 					s = lexDead
 					continue
 				}
