@@ -539,9 +539,10 @@ func finish(ctx ctxKind, raw []rawFinding) []Finding {
 	return fs
 }
 
-// setEvidences fills the Evidence of fs from the field text. Evidence that
-// is printable ASCII renders as itself; all of it is copied into one new
-// string that the findings share, instead of one string each.
+// setEvidences fills the Evidence of fs from the field text (a span out
+// of range becomes empty). Evidence that is printable ASCII renders as
+// itself; all of it is copied into one new string that the findings share,
+// instead of one string each.
 func setEvidences(fs []rawFinding, text string) {
 	var spans [16][2]int32
 	n := 0
@@ -580,14 +581,6 @@ func setEvidences(fs []rawFinding, text string) {
 			fs[i].Evidence = all[sp[0]:sp[1]]
 		}
 	}
-}
-
-// setEvidence fills Evidence from the field text.
-func setEvidence(f *Finding, text string) {
-	if f.Start < 0 || f.End > len(text) || f.Start > f.End {
-		f.Start, f.End = 0, 0
-	}
-	f.Evidence = visible(text[f.Start:f.End], f.Detector == detHomoglyph)
 }
 
 // Oversized definitions.

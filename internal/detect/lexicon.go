@@ -34,7 +34,7 @@ type lexicon struct {
 
 type lexNode struct {
 	edges []lexEdge
-	dense *[256]int32 // edges as a table, for nodes with many (after finalize)
+	dense *[256]int32 // edges as a table: only the reference scanner's tests build these
 	exact int16
 	pref  int16
 }
@@ -301,18 +301,10 @@ func (l *lexicon) entries(s int32) (pref, exact int16) {
 	return l.pref[s], l.exact[s]
 }
 
-// finalizeSteps builds the bitsets of every step, the edge tables of busy
-// trie nodes and the double array.
+// finalizeSteps builds the bitsets of every step and the lexicon's double
+// array.
 func finalizeSteps() {
 	lex.buildCells()
-	for i := range lex.nodes {
-		if nd := &lex.nodes[i]; len(nd.edges) > 4 {
-			nd.dense = new([256]int32)
-			for _, e := range nd.edges {
-				nd.dense[e.b] = e.to
-			}
-		}
-	}
 	words := (len(lex.words) + 63) / 64
 	for _, st := range allSteps {
 		st.set = make([]uint64, words)

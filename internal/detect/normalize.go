@@ -423,11 +423,15 @@ func (v *view) release() {
 }
 
 // newView normalises s, tokenises the normalised text and resolves every
-// token against the lexicon, in one pass over s: the tokeniser reads each
-// stretch of normalised bytes right after the normaliser writes it (see
-// tokenizer), so no byte is read back from memory the cache has lost and
-// no token is walked through the lexicon a second time. The view's buffers
-// may come from an earlier view that was released.
+// token against the lexicon, in one pass over s: the tokeniser follows the
+// normaliser a few hundred bytes behind (feedChunk), reading what it wrote
+// while it is still in the cache, and walks each token through the
+// lexicon as its bytes arrive. The same pass notes what the detectors
+// that come after would otherwise each read the whole text for: where
+// markup, paths and commands can start (view.marks), whether the text has
+// controls or invisible and look-alike characters at all, and the set of
+// lexicon ids it holds. The view's buffers may come from an earlier view
+// that was released.
 func newView(s string) *view {
 	v := viewPool.Get().(*view)
 	v.src = s
@@ -693,8 +697,8 @@ const feedChunk = 256
 // tokenizer splits the normalised text into word tokens (runs of letters
 // and digits) and single-character CJK tokens, records the punctuation
 // between them as flags, and resolves each token against the lexicon as
-// its bytes arrive. newView feeds it each stretch of normalised text as
-// soon as it is written.
+// its bytes arrive. newView feeds it the normalised text every feedChunk
+// bytes, and the rest at the end (finish).
 //
 // Two separators need the byte after them: '.', '!', '?' and ';' end a
 // sentence only before a space, a newline or the end of the text, and a

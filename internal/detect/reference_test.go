@@ -1,91 +1,26 @@
 package detect
 
 import (
-	"bytes"
 	"math/bits"
 	"net/url"
 	"sort"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 )
 
 // The reference scanner: ScanText and every function of its pipeline that
-// the single-pass scanner replaced or changed, exactly as they were before
-// it (the code of commit c83a3ec, renamed with a "ref" prefix by a tool
-// that copied it). Functions this file does not copy are shared, and
-// unchanged since then. differential_test.go holds the single-pass scanner
+// the single-pass scanner replaced or changed (or that calls one), exactly
+// as they were before it: the code of commit c83a3ec, renamed with a "ref"
+// prefix by a tool that copied it. The functions this file does not copy
+// are shared, and unchanged since then. differential_test.go holds the single-pass scanner
 // to the same findings as this one, on every corpus the package's tests
 // use and on random and mutated text, and benchmarks the two side by side.
 //
 // The only edits: refNewView allocates its view instead of taking one from
 // viewPool, and refScanField does not release it, so the reference shares
-// no buffers with the scanner it checks.
-
-// refScanANSI is scanANSI as of the reference commit.
-func refScanANSI(s string, ctx ctxKind, add adder) {
-	for i := 0; i < len(s); {
-		// only C0 controls, DEL and the lead byte of C1 controls (U+0080–
-		// U+009F are C2 80–C2 9F) can start what this reports; no other
-		// rune's encoding contains them
-		if i = refNext(ansiStart, s, i); i >= len(s) {
-			break
-		}
-		c := s[i]
-		var r rune = rune(c)
-		size := 1
-		if c >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
-			if r < 0x80 || r > 0x9F {
-				i += size
-				continue
-			}
-		} else if c >= 0x20 && c != 0x7F {
-			i++
-			continue
-		}
-		var kind ansiKind
-		end := i + size
-		switch {
-		case r == 0x1B:
-			kind, end = parseEscape(s, i+1)
-		case r == 0x9B: // C1 CSI
-			kind, end = parseCSI(s, i+size)
-		case r == 0x9D: // C1 OSC
-			kind, end = parseOSC(s, i+size)
-		case r == 0x90 || r == 0x98 || r == 0x9E || r == 0x9F:
-			kind, end = ansiString, stringEnd(s, i+size)
-		case r == '\t' || r == '\n':
-			i++
-			continue
-		case r == '\r':
-			if i+1 >= len(s) || s[i+1] == '\n' {
-				i++
-				continue
-			}
-			kind = ansiOverwrite
-		case r == 0x08 || r == 0x7F:
-			kind = ansiOverwrite
-			for end < len(s) && (s[end] == 0x08 || s[end] == 0x7F) {
-				end++
-			}
-		default:
-			kind = ansiControl
-		}
-		var sev Severity
-		switch kind {
-		case ansiSGR:
-			sev = sevFor(ctx, High, Low)
-		case ansiOverwrite, ansiControl:
-			sev = sevFor(ctx, Medium, Low)
-		default:
-			sev = sevFor(ctx, High, Medium)
-		}
-		add(detANSI, sev, i, end, ansiMsg[kind])
-		i = end
-	}
-}
+// no buffers with the scanner it checks; and refNewView first builds the
+// lexicon's edge tables (refDense), which the scanner no longer needs.
 
 // refVisible is visible as of the reference commit.
 func refVisible(s string, homoglyph bool) string {
@@ -177,20 +112,20 @@ func refScanCommands(v *view) []cmdHit {
 				continue
 			}
 		}
-		if h, ok := refMatchCommand(n, i, cands, &budget); ok {
+		if h, ok := matchCommand(n, i, cands, &budget); ok {
 			hits = append(hits, h)
 		}
 	}
 	nw := len(hits)
 	last := 0
 	for i := 0; i < len(n) && len(hits) < 16; i++ {
-		if i = refNextIn(cmdLeads, n, i); i >= len(n) {
+		if i = cmdLeads.nextIn(n, i); i >= len(n) {
 			break
 		}
 		if i < last {
 			continue
 		}
-		if h, ok := refMatchCommand(n, i, cmdPunct[n[i]], &budget); ok {
+		if h, ok := matchCommand(n, i, cmdPunct[n[i]], &budget); ok {
 			hits = append(hits, h)
 			last = h.ne
 			i = h.ne - 1
@@ -200,55 +135,6 @@ func refScanCommands(v *view) []cmdHit {
 		sort.Slice(hits, func(a, b int) bool { return hits[a].ns < hits[b].ns })
 	}
 	return hits
-}
-
-// refMatchCommand is matchCommand as of the reference commit.
-func refMatchCommand(n []byte, i int, cands []int, budget *int) (cmdHit, bool) {
-	for _, si := range cands {
-		sh := &cmdShapes[si]
-		if !hasPrefixAt(n, i, sh.lead) {
-			continue
-		}
-		e := i + len(sh.lead)
-		if l := sh.lead; len(l) >= 2 && isAlnum(l[len(l)-1]) && isAlnum(l[len(l)-2]) && e < len(n) && isAlnum(n[e]) {
-			continue // "| shell", "printenvelope": the word goes on
-		}
-		if sh.need != nil {
-			if *budget--; *budget < 0 {
-				continue
-			}
-			line := e
-			for line < len(n) && line-e < 160 && n[line] != '\n' {
-				line++
-			}
-			rest := string(n[e:line])
-			k := -1
-			for _, w := range sh.need {
-				if w == "" {
-					// anything but a bare word after it: "sudo rm", not
-					// "sudo access"
-					if line > e && (isAlnum(n[e]) || n[e] == '-') && !commonAfter(rest) {
-						k = 0
-					}
-					continue
-				}
-				if j := strings.Index(rest, w); j >= 0 && (k < 0 || j+len(w) > k) {
-					k = j + len(w)
-				}
-			}
-			if k < 0 {
-				continue
-			}
-			e += k
-		}
-		// the command runs to the end of its backticks or quotes, or to
-		// the end of the line, at most 120 bytes
-		for e < len(n) && e-i < 120 && n[e] != '\n' && n[e] != '`' && n[e] != '"' && !(n[e] == '.' && (e+1 == len(n) || n[e+1] == ' ')) {
-			e++
-		}
-		return cmdHit{i, e, sh}, true
-	}
-	return cmdHit{}, false
 }
 
 // refScanText is ScanText as of the reference commit.
@@ -361,8 +247,8 @@ func refScanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		s, e := v.span(h.ns, h.ne)
 		add(detCommand, sev, s, e, msg)
 	}
-	refScanUnicode(text, ctx, add)
-	refScanANSI(text, ctx, add)
+	scanUnicode(text, ctx, add)
+	scanANSI(text, ctx, add)
 	scanShadow(text, v, opt.shadow, add)
 	if strings.IndexByte(text, '<') >= 0 {
 		spans, imgs := refScanHiddenHTML(text)
@@ -515,7 +401,7 @@ func refScanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
 	var cur strings.Builder
 	curStart, curWhy := 0, ""
 	refFinish := func(end int) {
-		t := refCollapseSpace(cur.String())
+		t := collapseSpace(cur.String())
 		if t != "" && len(spans) < maxHiddenItems {
 			spans = append(spans, hiddenSpan{curStart, end, clip(t, maxHiddenLen), curWhy})
 		}
@@ -524,7 +410,7 @@ func refScanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
 	}
 	appendText := func(t string) {
 		if hiddenAt >= 0 && cur.Len() < maxHiddenLen*2 {
-			cur.WriteString(refDecodeEntities(t[:min(len(t), maxHiddenLen*2)]))
+			cur.WriteString(decodeEntities(t[:min(len(t), maxHiddenLen*2)]))
 		}
 	}
 	i := 0
@@ -546,7 +432,7 @@ func refScanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
 				body = s[i+4:]
 			}
 			if hiddenAt < 0 {
-				if t := refCollapseSpace(body); t != "" && len(spans) < maxHiddenItems {
+				if t := collapseSpace(body); t != "" && len(spans) < maxHiddenItems {
 					spans = append(spans, hiddenSpan{i, next, clip(t, maxHiddenLen), "an HTML comment"})
 				}
 			}
@@ -561,7 +447,7 @@ func refScanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
 		tag := s[i+1 : i+gt]
 		tagStart := i
 		i += gt + 1
-		name, attrs, closing, selfClose := refParseTag(tag)
+		name, attrs, closing, selfClose := parseTag(tag)
 		if name == "" {
 			appendText(s[tagStart:i])
 			continue
@@ -596,7 +482,7 @@ func refScanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
 		}
 		if name == "input" && strings.EqualFold(refAttrValue(attrs, "type"), "hidden") {
 			if v := refAttrValue(attrs, "value"); v != "" && hiddenAt < 0 && len(spans) < maxHiddenItems {
-				spans = append(spans, hiddenSpan{tagStart, i, clip(refCollapseSpace(refDecodeEntities(v)), maxHiddenLen), "a hidden form field"})
+				spans = append(spans, hiddenSpan{tagStart, i, clip(collapseSpace(decodeEntities(v)), maxHiddenLen), "a hidden form field"})
 			}
 		}
 		if voidElements[name] || selfClose {
@@ -615,30 +501,6 @@ func refScanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
 		refFinish(len(s))
 	}
 	return spans, imgs
-}
-
-// refParseTag is parseTag as of the reference commit.
-func refParseTag(tag string) (name, attrs string, closing, selfClose bool) {
-	t := tag
-	if strings.HasPrefix(t, "/") {
-		closing = true
-		t = t[1:]
-	}
-	if strings.HasSuffix(t, "/") {
-		selfClose = true
-		t = t[:len(t)-1]
-	}
-	k := 0
-	for k < len(t) && k < 32 && (('a' <= t[k] && t[k] <= 'z') || ('A' <= t[k] && t[k] <= 'Z') || ('0' <= t[k] && t[k] <= '9') || (k > 0 && t[k] == '-')) {
-		k++
-	}
-	if k == 0 || !(('a' <= t[0] && t[0] <= 'z') || ('A' <= t[0] && t[0] <= 'Z')) {
-		return "", "", false, false
-	}
-	if k < len(t) && t[k] != ' ' && t[k] != '\t' && t[k] != '\n' && t[k] != '\r' {
-		return "", "", false, false
-	}
-	return strings.ToLower(t[:k]), t[k:], closing, selfClose
 }
 
 // refAttrValue is attrValue as of the reference commit.
@@ -753,19 +615,6 @@ func refHiddenWhy(attrs string) string {
 	return ""
 }
 
-// refCollapseSpace is collapseSpace as of the reference commit.
-func refCollapseSpace(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// refDecodeEntities is decodeEntities as of the reference commit.
-func refDecodeEntities(s string) string {
-	if strings.IndexByte(s, '&') < 0 {
-		return s
-	}
-	return entityReplacer.Replace(s)
-}
-
 // refScanImages is scanImages as of the reference commit.
 func refScanImages(s string) (urls []string, spans [][2]int) {
 	if !strings.Contains(s, "![") {
@@ -798,7 +647,7 @@ func refScanImages(s string) (urls []string, spans [][2]int) {
 		end := e
 		switch {
 		case e < len(s) && s[e] == '(':
-			u, end = refLinkDest(s, e+1)
+			u, end = linkDest(s, e+1)
 		case e < len(s) && s[e] == '[':
 			r := e + 1
 			for r < len(s) && r-e < 200 && s[r] != ']' && s[r] != '\n' {
@@ -810,7 +659,7 @@ func refScanImages(s string) (urls []string, spans [][2]int) {
 					label = strings.ToLower(s[j : e-1])
 				}
 				if refs == nil {
-					refs = refRefDefinitions(s)
+					refs = refDefinitions(s)
 				}
 				u, end = refs[label], r+1
 			}
@@ -822,63 +671,6 @@ func refScanImages(s string) (urls []string, spans [][2]int) {
 		i = max(end, start+2)
 	}
 	return urls, spans
-}
-
-// refLinkDest is linkDest as of the reference commit.
-func refLinkDest(s string, i int) (string, int) {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	if i < len(s) && s[i] == '<' {
-		e := strings.IndexByte(s[i:min(len(s), i+4096)], '>')
-		if e < 0 {
-			return "", i
-		}
-		return s[i+1 : i+e], refCloseParen(s, i+e+1)
-	}
-	e := i
-	depth := 0
-	for e < len(s) && e-i < 8192 && s[e] != ' ' && s[e] != '\t' && s[e] != '\n' {
-		if s[e] == '(' {
-			depth++
-		} else if s[e] == ')' {
-			if depth == 0 {
-				break
-			}
-			depth--
-		}
-		e++
-	}
-	return s[i:e], refCloseParen(s, e)
-}
-
-// refCloseParen is closeParen as of the reference commit.
-func refCloseParen(s string, i int) int {
-	e := strings.IndexByte(s[i:min(len(s), i+1024)], ')')
-	if e < 0 {
-		return i
-	}
-	return i + e + 1
-}
-
-// refRefDefinitions is refDefinitions as of the reference commit.
-func refRefDefinitions(s string) map[string]string {
-	m := map[string]string{}
-	for _, line := range strings.Split(s, "\n") {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "[") {
-			continue
-		}
-		r := strings.Index(line, "]:")
-		if r < 1 {
-			continue
-		}
-		f := strings.Fields(line[r+2:])
-		if len(f) > 0 && len(m) < 256 {
-			m[strings.ToLower(line[1:r])] = strings.Trim(f[0], "<>")
-		}
-	}
-	return m
 }
 
 // refUrlCarriesData is urlCarriesData as of the reference commit.
@@ -893,11 +685,11 @@ func refUrlCarriesData(raw string) bool {
 		if err != nil {
 			v = raw
 		}
-		if len(v) > 32 || refEncodedRun(raw) || refEncodedRun(v) {
+		if len(v) > 32 || encodedRun(raw) || encodedRun(v) {
 			return true
 		}
 	}
-	if u.RawQuery != "" && !strings.Contains(u.RawQuery, "=") && (len(u.RawQuery) > 32 || refEncodedRun(u.RawQuery)) {
+	if u.RawQuery != "" && !strings.Contains(u.RawQuery, "=") && (len(u.RawQuery) > 32 || encodedRun(u.RawQuery)) {
 		return true
 	}
 	path := u.EscapedPath()
@@ -905,56 +697,11 @@ func refUrlCarriesData(raw string) bool {
 		if dot := strings.LastIndexByte(seg, '.'); dot > 0 && len(seg)-dot <= 5 {
 			seg = seg[:dot] // a file extension
 		}
-		if refEncodedRun(seg) {
+		if encodedRun(seg) {
 			return true
 		}
 	}
 	return false
-}
-
-// refEncodedRun is encodedRun as of the reference commit.
-func refEncodedRun(s string) bool {
-	if strings.Count(s, "%") >= 3 && len(s) >= 16 {
-		return true
-	}
-	run, upper, lower, digit, sym, hexOnly := 0, false, false, false, false, true
-	check := func() bool {
-		if run < 16 {
-			return false
-		}
-		if hexOnly && digit && (lower || upper) {
-			return true
-		}
-		return (upper && lower && digit) || (sym && (upper || lower) && digit)
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'A' <= c && c <= 'Z':
-			upper = true
-			if c > 'F' {
-				hexOnly = false
-			}
-		case 'a' <= c && c <= 'z':
-			lower = true
-			if c > 'f' {
-				hexOnly = false
-			}
-		case '0' <= c && c <= '9':
-			digit = true
-		case c == '+' || c == '/' || c == '=' || c == '_' || c == '-':
-			sym = c == '+' || c == '/' || c == '='
-			hexOnly = false
-		default:
-			if check() {
-				return true
-			}
-			run, upper, lower, digit, sym, hexOnly = 0, false, false, false, false, true
-			continue
-		}
-		run++
-	}
-	return check()
 }
 
 // refResolve is lexicon.resolve as of the reference commit.
@@ -998,82 +745,13 @@ func refResolve(l *lexicon, v *view) {
 	}
 }
 
-// refRun is matcher.run as of the reference commit.
-func refRun(m *matcher, v *view, steps []step, start int) int {
-	m.v, m.steps, m.start = v, steps, start
-	m.limit = int(v.toks[start].sentEnd)
-	if m.limit > start+maxWin-1 {
-		m.limit = start + maxWin - 1
-	}
-	m.seen = [24]uint64{}
-	return refDfs(m, 0, start)
-}
-
-// refDfs is matcher.dfs as of the reference commit.
-func refDfs(m *matcher, si, ti int) int {
-	if si == len(m.steps) {
-		return ti
-	}
-	key := si*(maxWin+1) + (ti - m.start)
-	if m.seen[key>>6]&(1<<(key&63)) != 0 {
-		return -1
-	}
-	m.seen[key>>6] |= 1 << (key & 63)
-	st := &m.steps[si]
-	switch st.kind {
-	case stGap:
-		for k := 0; k <= st.gap && ti+k <= m.limit+1; k++ {
-			if e := refDfs(m, si+1, ti+k); e >= 0 {
-				return e
-			}
-		}
-		return -1
-	case stSentStart:
-		if ti <= m.limit && m.v.toks[ti].flags&tokSentStart != 0 {
-			return refDfs(m, si+1, ti)
-		}
-		return -1
-	case stSentEnd:
-		if ti > m.start && ti-1 == int(m.v.toks[ti-1].sentEnd) {
-			return refDfs(m, si+1, ti)
-		}
-		return -1
-	case stColon:
-		if ti > m.start && m.v.toks[ti-1].flags&tokColonAfter != 0 {
-			return refDfs(m, si+1, ti)
-		}
-		return -1
-	}
-	if ti <= m.limit {
-		tk := &m.v.toks[ti]
-		if tk.nid > 0 && st.canStart(tk) {
-			if st.hasTok(tk) {
-				if e := refDfs(m, si+1, ti+1); e >= 0 {
-					return e
-				}
-			}
-			for _, alt := range st.multi {
-				if tk.has(alt[0]) && seqAt(m.v, alt, ti, m.limit) {
-					if e := refDfs(m, si+1, ti+len(alt)); e >= 0 {
-						return e
-					}
-				}
-			}
-		}
-	}
-	if st.opt {
-		return refDfs(m, si+1, ti)
-	}
-	return -1
-}
-
 // refScanMarkup is scanMarkup as of the reference commit.
 func refScanMarkup(v *view) (hits []markupHit, example []bool) {
 	n := v.norm
 	var closeNames map[string]bool
 	hasClose := func(name string) bool {
 		if closeNames == nil {
-			closeNames = refClosingNames(n)
+			closeNames = closingNames(n)
 		}
 		return closeNames[name]
 	}
@@ -1085,7 +763,7 @@ func refScanMarkup(v *view) (hits []markupHit, example []bool) {
 	for i := 0; i < len(n) && len(hits) < 64; i++ {
 		if !lineStart {
 			// nothing starts before the next line or '#', '<', '['
-			if i = refNextIn(markupStart, n, i); i >= len(n) {
+			if i = markupStart.nextIn(n, i); i >= len(n) {
 				break
 			}
 		}
@@ -1123,75 +801,9 @@ func refScanMarkup(v *view) (hits []markupHit, example []bool) {
 		}
 	}
 	if len(hits) > 0 {
-		example = refMarkExamples(n, hits)
+		example = markExamples(n, hits)
 	}
 	return hits, example
-}
-
-// refClosingNames is closingNames as of the reference commit.
-func refClosingNames(n []byte) map[string]bool {
-	m := map[string]bool{}
-	for i := 0; i+2 < len(n); i++ {
-		k := bytes.Index(n[i:], []byte("</"))
-		if k < 0 {
-			break
-		}
-		i += k + 2
-		j := i
-		for j < len(n) && j-i < 40 && isIdentByte(n[j]) {
-			j++
-		}
-		if j > i && len(m) < 4096 {
-			m[string(n[i:j])] = true
-		}
-		i = j - 1
-	}
-	return m
-}
-
-// refMarkExamples is markExamples as of the reference commit.
-func refMarkExamples(n []byte, hits []markupHit) []bool {
-	type region struct{ a, b int }
-	var rs []region
-	for _, open := range []string{"<example", "<sample", "<demo"} {
-		closeTag := "</" + open[1:]
-		for i := 0; i < len(n) && len(rs) < 64; {
-			k := bytes.Index(n[i:], []byte(open))
-			if k < 0 {
-				break
-			}
-			a := i + k
-			e := bytes.Index(n[a:], []byte(closeTag))
-			if e < 0 {
-				break
-			}
-			rs = append(rs, region{a, a + e})
-			i = a + e + len(closeTag)
-		}
-	}
-	for i := 0; i < len(n) && len(rs) < 128; {
-		k := bytes.Index(n[i:], []byte("```"))
-		if k < 0 {
-			break
-		}
-		a := i + k + 3
-		e := bytes.Index(n[a:], []byte("```"))
-		if e < 0 {
-			break
-		}
-		rs = append(rs, region{a, a + e})
-		i = a + e + 3
-	}
-	ex := make([]bool, len(hits))
-	for h := range hits {
-		for _, r := range rs {
-			if hits[h].ns >= r.a && hits[h].ns < r.b {
-				ex[h] = true
-				break
-			}
-		}
-	}
-	return ex
 }
 
 // refAngleAt is angleAt as of the reference commit.
@@ -1279,16 +891,6 @@ func refTagWordsIn(name string) (strong, weak bool) {
 		}
 	}
 	return strong, weak
-}
-
-// refSystemWordIn is systemWordIn as of the reference commit.
-func refSystemWordIn(name string) bool {
-	for w := range strings.FieldsFuncSeq(name, func(r rune) bool { return r == '_' || r == '-' }) {
-		if w == "system" {
-			return true
-		}
-	}
-	return false
 }
 
 // refBracketAt is bracketAt as of the reference commit.
@@ -1379,76 +981,9 @@ func refLineRoleAt(n []byte, i int) (markupHit, bool) {
 	return markupHit{}, false
 }
 
-// refMixedWord is mixedWord as of the reference commit.
-func refMixedWord(s string, i int) (mixed bool, end int) {
-	latin, other := false, false
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !isWordRune(r) {
-			break
-		}
-		if isLatinLetter(r) {
-			latin = true
-		} else if confusableOf(r) != 0 {
-			other = true
-		}
-		i += size
-	}
-	return latin && other, i
-}
-
-// refFoldRune is foldRune as of the reference commit.
-func refFoldRune(dst []byte, r rune, mixed bool) []byte {
-	switch {
-	case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
-		c := byte(r - 0xFEE0)
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		return append(dst, c)
-	case r >= 0x1D400 && r <= 0x1D6A3: // mathematical alphanumeric letters
-		i := (r - 0x1D400) % 52
-		if i < 26 {
-			return append(dst, byte('a'+i))
-		}
-		return append(dst, byte('a'+i-26))
-	case r >= 0x1D7CE && r <= 0x1D7FF:
-		return append(dst, byte('0'+(r-0x1D7CE)%10))
-	case r >= 0xC0 && r < 0x250:
-		if f := latinFold[r-0xC0]; f != "" {
-			return append(dst, f...)
-		}
-	}
-	switch r {
-	case 0x2018, 0x2019, 0x201A, 0x201B, 0x2032, 0xFF07:
-		return append(dst, '\'')
-	case 0x201C, 0x201D, 0x201E, 0x201F, 0x00AB, 0x00BB, 0x2033, 0x300C, 0x300D, 0x300E, 0x300F:
-		return append(dst, '"')
-	case 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212:
-		return append(dst, '-')
-	case 0x2024, 0x2026:
-		return append(dst, '.')
-	case 0x0131:
-		return append(dst, 'i')
-	case 'й':
-		return append(dst, "и"...)
-	case 'ё', 'Ё':
-		if !mixed {
-			return append(dst, "е"...)
-		}
-	case 'ς':
-		return append(dst, "σ"...)
-	}
-	if mixed {
-		if c := confusableOf(r); c != 0 {
-			return append(dst, c)
-		}
-	}
-	return utf8.AppendRune(dst, unicode.ToLower(r))
-}
-
 // refNewView is newView as of the reference commit.
 func refNewView(s string) *view {
+	refDense.Do(refBuildDense)
 	v := new(view)
 	v.src = s
 	norm := v.norm[:0]
@@ -1465,13 +1000,13 @@ func refNewView(s string) *view {
 	emit := func(n0, a, b int) {
 		if len(norm)-n0 == b-a {
 			if !lin || linSrc != int32(a) {
-				segs = refAppendSeg(segs, seg{int32(n0), int32(a), -1})
+				segs = appendSeg(segs, seg{int32(n0), int32(a), -1})
 				lin = true
 			}
 			linSrc = int32(b)
 			return
 		}
-		segs = refAppendSeg(segs, seg{int32(n0), int32(a), int32(b)})
+		segs = appendSeg(segs, seg{int32(n0), int32(a), int32(b)})
 		lin = false
 	}
 	pendingWS := -1 // source offset of a pending white-space run
@@ -1537,7 +1072,7 @@ func refNewView(s string) *view {
 				mixed = true
 			case i < scannedUntil:
 			default:
-				m, end := refMixedWord(s, i)
+				m, end := mixedWord(s, i)
 				if m {
 					mixedUntil = end
 					mixed = true
@@ -1564,7 +1099,7 @@ func refNewView(s string) *view {
 				if i-pendingWS == len(norm)-n0 && (newlines == 0 || s[pendingWS] == '\n') {
 					emit(n0, pendingWS, i)
 				} else {
-					segs = refAppendSeg(segs, seg{int32(n0), int32(pendingWS), int32(i)})
+					segs = appendSeg(segs, seg{int32(n0), int32(pendingWS), int32(i)})
 					lin = false
 				}
 			}
@@ -1572,7 +1107,7 @@ func refNewView(s string) *view {
 		}
 		if size == 1 {
 			if !lin || linSrc != int32(i) {
-				segs = refAppendSeg(segs, seg{int32(len(norm)), int32(i), -1})
+				segs = appendSeg(segs, seg{int32(len(norm)), int32(i), -1})
 				lin = true
 			}
 			// the rest of a run of printable ASCII in one go, lowercased
@@ -1608,7 +1143,7 @@ func refNewView(s string) *view {
 		if isCJK(r) {
 			norm = append(norm, s[i:i+size]...)
 		} else {
-			norm = refFoldRune(norm, r, mixed)
+			norm = foldRune(norm, r, mixed)
 		}
 		emit(n0, i, i+size)
 		i += size
@@ -1650,7 +1185,7 @@ func refTokenize(v *view) {
 			case tcPlain:
 				// a separator that sets no flag
 				if inWord {
-					toks = refAppendTok(toks, cur)
+					toks = appendTok(toks, cur)
 					inWord = false
 				}
 				i++
@@ -1661,10 +1196,10 @@ func refTokenize(v *view) {
 			r, size = utf8.DecodeRune(n[i:])
 			if isCJK(r) {
 				if inWord {
-					toks = refAppendTok(toks, cur)
+					toks = appendTok(toks, cur)
 					inWord = false
 				}
-				toks = refAppendTok(toks, token{start: int32(i), end: int32(i + size), flags: pending})
+				toks = appendTok(toks, token{start: int32(i), end: int32(i + size), flags: pending})
 				pending = 0
 				i += size
 				continue
@@ -1714,7 +1249,7 @@ func refTokenize(v *view) {
 		}
 		if inWord {
 			cur.flags |= prev
-			toks = refAppendTok(toks, cur)
+			toks = appendTok(toks, cur)
 			inWord = false
 		} else if prev != 0 && len(toks) > 0 {
 			toks[len(toks)-1].flags |= prev
@@ -1722,7 +1257,7 @@ func refTokenize(v *view) {
 		i += size
 	}
 	if inWord {
-		toks = refAppendTok(toks, cur)
+		toks = appendTok(toks, cur)
 	}
 	// tokens glued to '.', '@', '/', '_' or '-' on either side are pieces of
 	// URLs, addresses, paths and identifiers
@@ -1755,33 +1290,13 @@ func refTokenize(v *view) {
 	refResolve(lex, v)
 }
 
-// refAppendSeg is appendSeg as of the reference commit.
-func refAppendSeg(s []seg, g seg) []seg {
-	if len(s) == cap(s) {
-		n := make([]seg, len(s), 2*cap(s)+16)
-		copy(n, s)
-		s = n
-	}
-	return append(s, g)
-}
-
-// refAppendTok is appendTok as of the reference commit.
-func refAppendTok(s []token, t token) []token {
-	if len(s) == cap(s) {
-		n := make([]token, len(s), 2*cap(s)+16)
-		copy(n, s)
-		s = n
-	}
-	return append(s, t)
-}
-
 // refScanPaths is scanPaths as of the reference commit.
 func refScanPaths(v *view) []pathHit {
 	n := v.norm
 	var hits []pathHit
 	last := -1
 	for i := 0; i+1 < len(n) && len(hits) < 32; i++ {
-		if i = refNextIn(pathAnchors, n, i); i+1 >= len(n) {
+		if i = pathAnchors.nextIn(n, i); i+1 >= len(n) {
 			break
 		}
 		a := anchorClass(n[i])
@@ -1886,7 +1401,7 @@ func refMatchPhrases(v *view) []phraseHit {
 				}
 				sc.seenRule[ri] = sc.gen
 				r := &phraseRules[ri]
-				if !rulePossible(r, all) {
+				if !refRulePossible(r, all) {
 					continue
 				}
 				possible[ri] = true
@@ -1967,7 +1482,7 @@ func refMatchPhrases(v *view) []phraseHit {
 					for ; x != 0; x &= x - 1 {
 						id := int16(w<<6 + bits.TrailingZeros64(x))
 						for _, ri := range ruleIndex[id] {
-							if possible[ri] && rulePossible(&phraseRules[ri], win) {
+							if possible[ri] && refRulePossible(&phraseRules[ri], win) {
 								startable[nStart] = id
 								nStart++
 								break
@@ -2016,13 +1531,13 @@ func refMatchPhrases(v *view) []phraseHit {
 					// possible: checked in this window already
 				} else if c == -wid {
 					continue
-				} else if !rulePossible(r, win) {
+				} else if !refRulePossible(r, win) {
 					checked[ri] = -wid
 					continue
 				} else {
 					checked[ri] = wid
 				}
-				end := refRun(m, v, r.steps, ti)
+				end := m.run(v, r.steps, ti)
 				if end < 0 {
 					continue
 				}
@@ -2045,260 +1560,39 @@ func refMatchPhrases(v *view) []phraseHit {
 	return hits
 }
 
-// refNext is byteSet.next as of the reference commit.
-func refNext(t *byteSet, s string, i int) int {
-	for ; i+4 <= len(s); i += 4 {
-		if t[s[i]] {
-			return i
-		}
-		if t[s[i+1]] {
-			return i + 1
-		}
-		if t[s[i+2]] {
-			return i + 2
-		}
-		if t[s[i+3]] {
-			return i + 3
+// refStepPossible is stepPossible as of the reference commit.
+func refStepPossible(st *step, win []uint64) bool {
+	for _, w := range st.firstWords {
+		if st.first[w]&win[w] != 0 {
+			return true
 		}
 	}
-	for ; i < len(s); i++ {
-		if t[s[i]] {
-			return i
-		}
-	}
-	return len(s)
+	return false
 }
 
-// refNextIn is byteSet.nextIn as of the reference commit.
-func refNextIn(t *byteSet, s []byte, i int) int {
-	for ; i+4 <= len(s); i += 4 {
-		if t[s[i]] {
-			return i
-		}
-		if t[s[i+1]] {
-			return i + 1
-		}
-		if t[s[i+2]] {
-			return i + 2
-		}
-		if t[s[i+3]] {
-			return i + 3
+// refRulePossible is rulePossible as of the reference commit.
+func refRulePossible(r *phraseRule, win []uint64) bool {
+	for _, q := range r.req {
+		if !refStepPossible(q, win) {
+			return false
 		}
 	}
-	for ; i < len(s); i++ {
-		if t[s[i]] {
-			return i
-		}
-	}
-	return len(s)
+	return true
 }
 
-// refNextNonASCII is nextNonASCII as of the reference commit.
-func refNextNonASCII(s string, i int) int {
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if x&0x8080808080808080 != 0 {
-			break
-		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return i
-		}
-	}
-	return len(s)
-}
+// refDense builds, once, what the reference's per-token walk of the
+// lexicon (refResolve) used and the scanner no longer does: the edge
+// tables of the trie's busy nodes, so that the reference runs as fast as
+// it did.
+var refDense sync.Once
 
-// refHasNonASCII is hasNonASCII as of the reference commit.
-func refHasNonASCII(s string) bool {
-	return refNextNonASCII(s, 0) < len(s)
-}
-
-// refScanUnicode is scanUnicode as of the reference commit.
-func refScanUnicode(s string, ctx ctxKind, add adder) {
-	if !refHasNonASCII(s) {
-		return
+func refBuildDense() {
+	for i := range lex.nodes {
+		if nd := &lex.nodes[i]; len(nd.edges) > 4 {
+			nd.dense = new([256]int32)
+			for _, e := range nd.edges {
+				nd.dense[e.b] = e.to
+			}
+		}
 	}
-	rtl := -1      // lazily: does s contain right-to-left text?
-	bidiUntil := 0 // end of the text the last reported bidi opener governs
-	prev := rune(-1)
-	// homoglyph word state
-	wordStart, latin, conf := -1, false, false
-	endWord := func(at int) {
-		if wordStart >= 0 && latin && conf {
-			add(detHomoglyph, Medium, wordStart, at, "A word mixes Latin letters with Cyrillic or Greek look-alikes: text that reads as one word but matches as another (a spoofed name, or a keyword hidden from filters).")
-		}
-		wordStart, latin, conf = -1, false, false
-	}
-	for i := 0; i < len(s); {
-		if s[i] < utf8.RuneSelf {
-			// A run of ASCII: only the homoglyph word state changes. The
-			// word in progress goes on up to the run's first byte that is
-			// not a letter or digit, where it ends; words wholly inside
-			// the run have no look-alikes and cannot be reported; the
-			// run's last word is in progress at its end.
-			j := refNextNonASCII(s, i)
-			k := i
-			for k < j && isASCIIAlnum(s[k]) {
-				if wordStart < 0 {
-					wordStart = k
-				}
-				latin = latin || s[k] > '9'
-				k++
-			}
-			if k < j {
-				if wordStart >= 0 {
-					endWord(k)
-				}
-				w := j
-				for w > k && isASCIIAlnum(s[w-1]) {
-					w--
-				}
-				for m := w; m < j; m++ {
-					if wordStart < 0 {
-						wordStart = m
-					}
-					latin = latin || s[m] > '9'
-				}
-			}
-			prev = rune(s[j-1])
-			i = j
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case isTag(r):
-			endWord(i)
-			j := i
-			for j < len(s) {
-				r2, sz := utf8.DecodeRuneInString(s[j:])
-				if !isTag(r2) {
-					break
-				}
-				j += sz
-			}
-			start := i
-			if prev == 0x1F3F4 {
-				start += subdivisionFlagLen(s[i:j])
-			}
-			if start < j {
-				dec := decodeTags(s[start:j])
-				add(detTag, High, start, j, "Unicode tag characters hide text the user cannot see but the model reads: \""+clip(dec, 80)+"\".")
-			}
-			prev = -2
-			i = j
-			continue
-		case isVS(r):
-			j, n := vsRun(s, i)
-			if n >= 2 {
-				endWord(i)
-				add(detVS, High, i, j, "A run of variation selectors after one character encodes hidden bytes ("+vsSummary(s[i:j])+"): no emoji or ideograph uses more than one.")
-			}
-			prev = r
-			i = j
-			continue
-		case isZeroWidth(r):
-			j, n, allJoin := i, 0, true
-			for j < len(s) {
-				r2, sz := utf8.DecodeRuneInString(s[j:])
-				if !isZeroWidth(r2) {
-					break
-				}
-				if !isJoiner(r2) {
-					allJoin = false
-				}
-				j += sz
-				n++
-			}
-			next := rune(-1)
-			if j < len(s) {
-				next, _ = utf8.DecodeRuneInString(s[j:])
-			}
-			switch {
-			case n == 1 && r == 0xFEFF && i == 0:
-				// a byte-order mark
-			case allJoin && n <= 2 && joinerNeeded(r, prev, next):
-				// ZWJ/ZWNJ doing their job in emoji or a joining script
-			case n == 1 && r == 0x200B && (isLineBreakScript(prev) || isLineBreakScript(next)):
-				// a line-break hint in Thai, Khmer, Burmese or CJK text
-			case n >= 4:
-				add(detInvisible, sevFor(ctx, High, Medium), i, j, "A run of zero-width characters: invisible to the user, they can encode hidden data.")
-			case isLetterRune(prev) && isLetterRune(next):
-				add(detInvisible, sevFor(ctx, High, Medium), i, j, "A zero-width character inside a word: it hides the word from filters while the model still reads it.")
-			default:
-				add(detInvisible, sevFor(ctx, Medium, Low), i, j, "A zero-width character: invisible to the user.")
-			}
-			// zero-width characters do not end a word for the homoglyph check
-			i = j
-			continue
-		case isBidiControl(r):
-			endWord(i)
-			if rtl < 0 {
-				rtl = 0
-				for _, c := range s {
-					if isRTL(c) {
-						rtl = 1
-						break
-					}
-				}
-			}
-			if i < bidiUntil {
-				// governed by an opener already reported: part of the same
-				// construct (and scanning its extent again would make hostile
-				// runs of openers quadratic)
-				prev = r
-				i += size
-				continue
-			}
-			j := bidiExtent(s, i, r)
-			if r != 0x202C && r != 0x2069 {
-				bidiUntil = j
-			}
-			switch {
-			case r == 0x202C || r == 0x2069:
-				// a terminator: reported with its opener, or harmless alone
-			case isBidiOverride(r):
-				add(detBidi, sevFor(ctx, High, Medium), i, j, "A bidi override reverses how the following text is displayed, so the user reads something other than what the model reads (Trojan Source).")
-			case rtl == 0:
-				add(detBidi, sevFor(ctx, High, Medium), i, j, "A bidi embedding or isolate in text with no right-to-left script: it reorders what the user sees (Trojan Source).")
-			default:
-				add(detBidi, Low, i, j, "A bidi embedding or isolate next to right-to-left text.")
-			}
-			// keep scanning inside the governed text: it can hide more
-			prev = r
-			i += size
-			continue
-		}
-		switch {
-		case fastLetter(r):
-			if wordStart < 0 {
-				wordStart = i
-			}
-			if c := confusableOf(r); c != 0 {
-				conf = true
-			} else if r < 0x250 {
-				latin = true
-			}
-		case isCJK(r):
-			endWord(i)
-		case isIgnorable(r):
-		case isWordRune(r):
-			if wordStart < 0 {
-				wordStart = i
-			}
-			if isConfusableScript(r) {
-				if confusableOf(r) != 0 {
-					conf = true
-				}
-			} else if isLatinLetter(r) {
-				latin = true
-			}
-		default:
-			endWord(i)
-		}
-		prev = r
-		i += size
-	}
-	endWord(len(s))
 }

@@ -833,16 +833,6 @@ steps:
 	return true
 }
 
-// stepPossible reports whether a match of st can start with an id in win.
-func stepPossible(st *step, win []uint64) bool {
-	for _, w := range st.firstWords {
-		if st.first[w]&win[w] != 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // sentStartWithin returns the first token of token i's sentence, looking
 // back at most k tokens (i-k when the sentence starts earlier).
 func sentStartWithin(v *view, i, k int) int {
@@ -927,15 +917,4 @@ func hasIdent(v *view, a, b int) bool {
 	s, e := v.tokSpan(a, b)
 	seg := v.src[s:e]
 	return strings.ContainsAny(seg, "_`")
-}
-
-// rulePossible reports whether every required word step of r can start
-// somewhere in a window holding the ids in win.
-func rulePossible(r *phraseRule, win []uint64) bool {
-	for _, q := range r.req {
-		if !stepPossible(q, win) {
-			return false
-		}
-	}
-	return true
 }
