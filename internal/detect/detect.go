@@ -249,10 +249,10 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 	}
 	var out []rawFinding
 	// room for the findings of a text that has some, once it has one: most
-	// fields (a schema's strings) have none
+	// fields (a schema's strings) have none, a short one few
 	grow := func() {
 		if out == nil {
-			out = make([]rawFinding, 0, 16)
+			out = make([]rawFinding, 0, min(16, 2+len(text)/256))
 		}
 	}
 	// at most maxPerDetector findings per detector and severity: hostile
@@ -725,6 +725,7 @@ func secretName(name string) bool {
 		return false
 	}
 	v := newView(name)
+	defer v.release() // its buffers back to the pool: a catalogue asks this of every parameter
 	for k := range v.toks {
 		if secretWords.matchAt(v, k, len(v.toks)-1) > 0 {
 			return true
