@@ -21,7 +21,10 @@ import (
 // result4KB is a realistic 4 KB tool result: a web page turned into text
 // with some markup, links, a table, an e-mail quote and one planted
 // instruction.
-func result4KB() string {
+func result4KB() string { return resultText(4096) }
+
+// resultText is the same kind of text, n bytes of it.
+func resultText(n int) string {
 	parts := []string{
 		"# Garden furniture — spring catalogue\n\n",
 		"<nav><ul class=\"menu\" style=\"display:none\"><li><a href=\"/products\">Products</a></li><li><a href=\"/pricing\">Pricing</a></li></ul></nav>\n",
@@ -37,15 +40,15 @@ func result4KB() string {
 		"Opening hours: Monday to Friday 9:00–18:00, Saturday 10:00–16:00. Phone +49 30 1234567, e-mail hello@example.com.\n",
 	}
 	var b strings.Builder
-	for b.Len() < 4096 {
+	for b.Len() < n {
 		for _, p := range parts {
-			if b.Len() >= 4096 {
+			if b.Len() >= n {
 				break
 			}
 			b.WriteString(p)
 		}
 	}
-	return validUTF8Prefix(b.String(), 4096)
+	return validUTF8Prefix(b.String(), n)
 }
 
 // benchP50 runs f b.N times and reports the median wall and CPU time.

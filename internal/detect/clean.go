@@ -40,7 +40,7 @@ type Cleaned struct {
 func Clean(text string) Cleaned {
 	out := cleanText(text)
 	c := Cleaned{Text: out, Changed: out != text}
-	spans, imgs := scanHiddenHTML(out)
+	spans, imgs := scanHiddenHTML(out, true)
 	for _, h := range spans {
 		c.Hidden = append(c.Hidden, h.text)
 	}
@@ -233,6 +233,15 @@ func writeEscape(b *strings.Builder, r rune) {
 // \x1b-style escapes, new lines as \n; the result is clipped to 120 bytes.
 // homoglyph also escapes Cyrillic and Greek look-alike letters.
 func visible(s string, homoglyph bool) string {
+	// most evidence is printable ASCII, which renders as itself: copied
+	// (a finding outlives the text it was found in, and must not keep it
+	// in memory) and clipped, without the rune-by-rune rendering
+	if n := min(len(s), 121); printableASCII(s[:n]) {
+		if len(s) <= 120 {
+			return strings.Clone(s)
+		}
+		return s[:120-len("…")] + "…"
+	}
 	var b strings.Builder
 	prev := rune(-1)
 	for i := 0; i < len(s) && b.Len() < 200; {
@@ -294,4 +303,15 @@ func visible(s string, homoglyph bool) string {
 		i += size
 	}
 	return clip(b.String(), 120)
+}
+
+// printableASCII reports whether s is all printable ASCII, spaces
+// included.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
 }

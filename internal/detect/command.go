@@ -134,6 +134,16 @@ var cmdShapes = []cmdShape{
 var (
 	cmdWords, cmdPunct = indexCommands()
 	cmdLeads           = newByteSet("|>/$`:")
+	// cmdSecond[c] holds the bytes that follow c in the leads of cmdPunct[c]:
+	// most '/' and ':' of a text (URLs, times) fail on it at once
+	cmdSecond = func() (t [256]byteSet) {
+		for c, cands := range cmdPunct {
+			for _, si := range cands {
+				t[c][cmdShapes[si].lead[1]] = true
+			}
+		}
+		return t
+	}()
 )
 
 func indexCommands() (words map[string][]int, punct *[256][]int) {
@@ -167,13 +177,18 @@ type cmdHit struct {
 // scanCommands finds shell commands in v.norm: at most 16, in order.
 func scanCommands(v *view) []cmdHit {
 	n := v.norm
+	mc := v.cursor(markCommand)
 	var hits []cmdHit
 	// each look-ahead for a "need" reads at most a line of 160 bytes;
 	// hostile text ("curl curl curl …") gets at most needBudget of them
 	budget := needBudget
 	// a command inside another one's span is tried too ("wget … && chmod
 	// 777 …"): overlapping findings merge, keeping the higher severity
-	for ti := 0; ti < len(v.toks) && len(hits) < 16; ti++ {
+	words := len(v.toks)
+	if !intersects(cmdWordStep.set, v.ids) {
+		words = 0 // no word of the text starts a command
+	}
+	for ti := 0; ti < words && len(hits) < 16; ti++ {
 		t := &v.toks[ti]
 		i := int(t.start)
 		if !cmdWordStep.hasTok(t) {
@@ -196,10 +211,19 @@ func scanCommands(v *view) []cmdHit {
 	nw := len(hits)
 	last := 0
 	for i := 0; i < len(n) && len(hits) < 16; i++ {
-		if i = cmdLeads.nextIn(n, i); i >= len(n) {
+		// the bytes themselves when the list was given up (dense text)
+		if mc.dense {
+			i = cmdLeads.nextIn(n, i)
+		} else {
+			i = mc.fromList(n, i)
+		}
+		if i >= len(n) {
 			break
 		}
 		if i < last {
+			continue
+		}
+		if i+1 < len(n) && !cmdSecond[n[i]][n[i+1]] {
 			continue
 		}
 		if h, ok := matchCommand(n, i, cmdPunct[n[i]], &budget); ok {

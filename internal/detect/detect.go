@@ -2,7 +2,9 @@ package detect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -246,25 +248,44 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		return nil
 	}
 	var out []rawFinding
+	// room for the findings of a text that has some, once it has one: most
+	// fields (a schema's strings) have none, a short one few
+	grow := func() {
+		if out == nil {
+			out = make([]rawFinding, 0, min(16, 2+len(text)/256))
+		}
+	}
 	// at most maxPerDetector findings per detector and severity: hostile
 	// text can hold a million escapes, and finish keeps only the most
-	// severe maxPerDetector of each detector anyway
-	counts := map[string]*[4]uint8{}
-	lastDet, lastC := "", (*[4]uint8)(nil)
+	// severe maxPerDetector of each detector anyway. A field has findings
+	// of a few detectors at most, so they are counted in a short list.
+	type detCount struct {
+		det string
+		c   [4]uint8
+	}
+	var countBuf [8]detCount
+	counts := countBuf[:0]
+	last := -1
 	add := func(det string, sev Severity, start, end int, msg string) {
-		c := lastC
-		if det != lastDet {
-			c = counts[det]
-			if c == nil {
-				c = new([4]uint8)
-				counts[det] = c
+		if last < 0 || counts[last].det != det {
+			last = -1
+			for k := range counts {
+				if counts[k].det == det {
+					last = k
+					break
+				}
 			}
-			lastDet, lastC = det, c
+			if last < 0 {
+				counts = append(counts, detCount{det: det})
+				last = len(counts) - 1
+			}
 		}
+		c := &counts[last].c
 		if c[sev&3] >= maxPerDetector {
 			return
 		}
 		c[sev&3]++
+		grow()
 		out = append(out, rawFinding{Finding: Finding{Detector: det, Severity: sev, Field: field, Start: start, End: end, Message: msg}})
 	}
 	v := newView(text)
@@ -289,6 +310,7 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 			// the rules of intent.go show the address they are about
 			e = destEnd(text, e)
 		}
+		grow()
 		out = append(out, rawFinding{Finding: Finding{Detector: r.detector, Severity: sev, Field: field, Start: s, End: e, Message: r.msg}, mention: h.mention})
 	}
 	mhits, inExample := scanMarkup(v)
@@ -320,6 +342,7 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 			}
 		}
 		s, e := v.span(h.ns, h.ne)
+		grow()
 		out = append(out, rawFinding{Finding: Finding{Detector: detMarkup, Severity: sev, Field: field, Start: s, End: e, Message: msg}, mention: mention})
 	}
 	for _, h := range scanPaths(v) {
@@ -345,11 +368,15 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		s, e := v.span(h.ns, h.ne)
 		add(detCommand, sev, s, e, msg)
 	}
-	scanUnicode(text, ctx, add)
-	scanANSI(text, ctx, add)
+	if v.specials {
+		scanUnicode(text, ctx, add)
+	}
+	if v.controls {
+		scanANSI(text, ctx, add)
+	}
 	scanShadow(text, v, opt.shadow, add)
 	if strings.IndexByte(text, '<') >= 0 {
-		spans, imgs := scanHiddenHTML(text)
+		spans, imgs := scanHiddenHTML(text, ctx == ctxDef)
 		for _, h := range spans {
 			// in a definition, hidden words (not an empty comment) are
 			// worth a warning: the description is shown to nobody else
@@ -371,9 +398,7 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 		add(detImageExfil, sevFor(ctx, High, Medium), sp[0], sp[1], "A markdown image whose URL carries data: the client fetches it without a tool call, so it can carry data out.")
 	}
 	out = mergeOverlaps(out)
-	for i := range out {
-		setEvidence(&out[i].Finding, text)
-	}
+	setEvidences(out, text)
 	return out
 }
 
@@ -387,11 +412,11 @@ func mergeOverlaps(fs []rawFinding) []rawFinding {
 	if len(fs) < 2 {
 		return fs
 	}
-	sort.SliceStable(fs, func(i, j int) bool {
-		if fs[i].Detector != fs[j].Detector {
-			return fs[i].Detector < fs[j].Detector
+	slices.SortStableFunc(fs, func(a, b rawFinding) int {
+		if c := strings.Compare(a.Detector, b.Detector); c != 0 {
+			return c
 		}
-		return fs[i].Start < fs[j].Start
+		return cmp.Compare(a.Start, b.Start)
 	})
 	out := fs[:1]
 	for _, f := range fs[1:] {
@@ -429,16 +454,19 @@ func finish(ctx ctxKind, raw []rawFinding) []Finding {
 	// Corroboration: two different injection detectors in one definition
 	// (or one result) reinforce each other. In a definition their Medium
 	// findings become High; in a result their Low findings become Medium.
-	dets := map[string]bool{}
+	// the detectors that corroborate, in a short list: two are enough
+	var dets []string
 	for _, f := range raw {
 		if corroborating[f.Detector] && !f.mention && (f.Severity >= Medium || ctx == ctxRes) && !(ctx == ctxDef && f.Detector == detAddress) {
-			dets[f.Detector] = true
+			if !slices.Contains(dets, f.Detector) {
+				dets = append(dets, f.Detector)
+			}
 		}
 	}
 	if len(dets) >= 2 {
 		for i := range raw {
 			f := &raw[i]
-			if !dets[f.Detector] || f.mention {
+			if f.mention || !slices.Contains(dets, f.Detector) {
 				continue
 			}
 			if ctx == ctxDef && f.Severity == Medium {
@@ -451,59 +479,108 @@ func finish(ctx ctxKind, raw []rawFinding) []Finding {
 			}
 		}
 	}
-	// keep the most severe findings per (field, detector)
-	fieldOrder := map[string]int{}
+	// keep the most severe findings per (field, detector); the fields in
+	// the order they first appear (ScanText's findings have one)
+	var fieldOrder map[string]int
 	for _, f := range raw {
-		if _, ok := fieldOrder[f.Field]; !ok {
-			fieldOrder[f.Field] = len(fieldOrder)
+		if f.Field != raw[0].Field {
+			fieldOrder = map[string]int{}
+			for _, f := range raw {
+				if _, ok := fieldOrder[f.Field]; !ok {
+					fieldOrder[f.Field] = len(fieldOrder)
+				}
+			}
+			break
 		}
 	}
-	sort.SliceStable(raw, func(i, j int) bool {
-		a, b := &raw[i], &raw[j]
-		if a.Field != b.Field {
-			return fieldOrder[a.Field] < fieldOrder[b.Field]
+	byField := func(a, b string) int {
+		if a == b || fieldOrder == nil {
+			return 0
 		}
-		if a.Detector != b.Detector {
-			return a.Detector < b.Detector
+		return cmp.Compare(fieldOrder[a], fieldOrder[b])
+	}
+	slices.SortStableFunc(raw, func(a, b rawFinding) int {
+		if c := byField(a.Field, b.Field); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Detector, b.Detector); c != 0 {
+			return c
 		}
 		if a.Severity != b.Severity {
-			return a.Severity > b.Severity
+			return cmp.Compare(b.Severity, a.Severity)
 		}
-		return a.Start < b.Start
+		return cmp.Compare(a.Start, b.Start)
 	})
-	type key struct{ field, det string }
-	count := map[key]int{}
-	var fs []Finding
-	for _, f := range raw {
-		k := key{f.Field, f.Detector}
-		if count[k] >= maxPerDetector {
+	// sorted, each (field, detector) is one run
+	fs := make([]Finding, 0, len(raw))
+	n := 0
+	for i, f := range raw {
+		if i == 0 || f.Field != raw[i-1].Field || f.Detector != raw[i-1].Detector {
+			n = 0
+		}
+		if n >= maxPerDetector {
 			continue
 		}
-		count[k]++
+		n++
 		fs = append(fs, f.Finding)
 	}
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := &fs[i], &fs[j]
-		if a.Field != b.Field {
-			return fieldOrder[a.Field] < fieldOrder[b.Field]
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		if c := byField(a.Field, b.Field); c != 0 {
+			return c
 		}
 		if a.Start != b.Start {
-			return a.Start < b.Start
+			return cmp.Compare(a.Start, b.Start)
 		}
 		if a.End != b.End {
-			return a.End < b.End
+			return cmp.Compare(a.End, b.End)
 		}
-		return a.Detector < b.Detector
+		return strings.Compare(a.Detector, b.Detector)
 	})
 	return fs
 }
 
-// setEvidence fills Evidence from the field text.
-func setEvidence(f *Finding, text string) {
-	if f.Start < 0 || f.End > len(text) || f.Start > f.End {
-		f.Start, f.End = 0, 0
+// setEvidences fills the Evidence of fs from the field text (a span out
+// of range becomes empty). Evidence that is printable ASCII renders as
+// itself; all of it is copied into one new string that the findings share,
+// instead of one string each.
+func setEvidences(fs []rawFinding, text string) {
+	var spans [16][2]int32
+	n := 0
+	for i := range fs {
+		f := &fs[i].Finding
+		if f.Start < 0 || f.End > len(text) || f.Start > f.End {
+			f.Start, f.End = 0, 0
+		}
+		if s := text[f.Start:f.End]; i < len(spans) && printableASCII(s[:min(len(s), 121)]) {
+			n += min(len(s), 120)
+			continue
+		}
+		f.Evidence = visible(text[f.Start:f.End], f.Detector == detHomoglyph)
 	}
-	f.Evidence = visible(text[f.Start:f.End], f.Detector == detHomoglyph)
+	if n == 0 {
+		return
+	}
+	buf := make([]byte, 0, n)
+	for i := range fs[:min(len(fs), len(spans))] {
+		f := &fs[i].Finding
+		if s := text[f.Start:f.End]; printableASCII(s[:min(len(s), 121)]) {
+			a := len(buf)
+			if len(s) <= 120 {
+				buf = append(buf, s...)
+			} else {
+				buf = append(append(buf, s[:120-len("…")]...), "…"...)
+			}
+			spans[i] = [2]int32{int32(a), int32(len(buf))}
+		} else {
+			spans[i] = [2]int32{-1, -1}
+		}
+	}
+	all := string(buf)
+	for i := range fs[:min(len(fs), len(spans))] {
+		if sp := spans[i]; sp[0] >= 0 {
+			fs[i].Evidence = all[sp[0]:sp[1]]
+		}
+	}
 }
 
 // Oversized definitions.
@@ -648,6 +725,7 @@ func secretName(name string) bool {
 		return false
 	}
 	v := newView(name)
+	defer v.release() // its buffers back to the pool: a catalogue asks this of every parameter
 	for k := range v.toks {
 		if secretWords.matchAt(v, k, len(v.toks)-1) > 0 {
 			return true

@@ -10,11 +10,7 @@ func fuzzSeeds(f *testing.F) {
 	for _, l := range loadLabelled(f) {
 		f.Add(l.Text)
 	}
-	for _, s := range []string{
-		"", "<", "<<<<", "[INST", "<|im_start", "![a](http://x/?q=", "<!--", "\x1b[", "\x1b]8;;",
-		"<div style=\"display:none\"><div>", "ig\u200bnore", "\U0001F3F4\U000E0067\U000E0062\U000E007F",
-		"\u202eabc", "a\uFE0F\uFE0F", "pаypal", "~/.ssh/id_rsa", "\xff\xfe", "ignore all previous instructions",
-	} {
+	for _, s := range fuzzSeedStrings {
 		f.Add(s)
 	}
 }

@@ -3,6 +3,8 @@ package detect
 import (
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // HTML a browser would not show: elements hidden by style or attribute,
@@ -33,27 +35,35 @@ type openElem struct {
 }
 
 // scanHiddenHTML returns the hidden text of s, and the data-carrying image
-// URLs of <img> tags.
-func scanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
+// URLs of <img> tags. Without withText the spans are the same but their
+// text is left empty: a scan that only reports where text is hidden does
+// not collapse and copy it.
+func scanHiddenHTML(s string, withText bool) (spans []hiddenSpan, imgs []string) {
 	if strings.IndexByte(s, '<') < 0 {
 		return nil, nil
 	}
 	lastGT := strings.LastIndexByte(s, '>')
-	var stack []openElem
+	var stackBuf [16]openElem
+	stack := stackBuf[:0]
 	hiddenAt := -1 // stack index of the outermost hidden element
-	var cur strings.Builder
+	var curBuf [512]byte
+	cur := curBuf[:0] // the hidden text so far
 	curStart, curWhy := 0, ""
 	finish := func(end int) {
-		t := collapseSpace(cur.String())
-		if t != "" && len(spans) < maxHiddenItems {
-			spans = append(spans, hiddenSpan{curStart, end, clip(t, maxHiddenLen), curWhy})
+		if withText {
+			t := collapseSpace(string(cur))
+			if t != "" && len(spans) < maxHiddenItems {
+				spans = append(spans, hiddenSpan{curStart, end, clip(t, maxHiddenLen), curWhy})
+			}
+		} else if hasNonSpaceBytes(cur) && len(spans) < maxHiddenItems {
+			spans = append(spans, hiddenSpan{curStart, end, "", curWhy})
 		}
-		cur.Reset()
+		cur = cur[:0]
 		hiddenAt = -1
 	}
 	appendText := func(t string) {
-		if hiddenAt >= 0 && cur.Len() < maxHiddenLen*2 {
-			cur.WriteString(decodeEntities(t[:min(len(t), maxHiddenLen*2)]))
+		if hiddenAt >= 0 && len(cur) < maxHiddenLen*2 {
+			cur = append(cur, decodeEntities(t[:min(len(t), maxHiddenLen*2)])...)
 		}
 	}
 	i := 0
@@ -74,8 +84,12 @@ func scanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
 			} else {
 				body = s[i+4:]
 			}
-			if hiddenAt < 0 {
-				if t := collapseSpace(body); t != "" && len(spans) < maxHiddenItems {
+			if hiddenAt < 0 && len(spans) < maxHiddenItems {
+				if !withText {
+					if hasNonSpace(body) {
+						spans = append(spans, hiddenSpan{i, next, "", "an HTML comment"})
+					}
+				} else if t := collapseSpace(body); t != "" {
 					spans = append(spans, hiddenSpan{i, next, clip(t, maxHiddenLen), "an HTML comment"})
 				}
 			}
@@ -125,7 +139,11 @@ func scanHiddenHTML(s string) (spans []hiddenSpan, imgs []string) {
 		}
 		if name == "input" && strings.EqualFold(attrValue(attrs, "type"), "hidden") {
 			if v := attrValue(attrs, "value"); v != "" && hiddenAt < 0 && len(spans) < maxHiddenItems {
-				spans = append(spans, hiddenSpan{tagStart, i, clip(collapseSpace(decodeEntities(v)), maxHiddenLen), "a hidden form field"})
+				t := ""
+				if withText {
+					t = clip(collapseSpace(decodeEntities(v)), maxHiddenLen)
+				}
+				spans = append(spans, hiddenSpan{tagStart, i, t, "a hidden form field"})
 			}
 		}
 		if voidElements[name] || selfClose {
@@ -175,7 +193,7 @@ func parseTag(tag string) (name, attrs string, closing, selfClose bool) {
 func attrValue(attrs, name string) string {
 	a := attrs
 	for len(a) > 0 {
-		a = strings.TrimLeft(a, " \t\r\n/")
+		a = trimLeft(a, attrSpaceSlash)
 		k := 0
 		for k < len(a) && a[k] != '=' && a[k] != ' ' && a[k] != '\t' && a[k] != '\n' && a[k] != '>' {
 			k++
@@ -184,10 +202,10 @@ func attrValue(attrs, name string) string {
 			return ""
 		}
 		key := a[:k]
-		a = strings.TrimLeft(a[k:], " \t\r\n")
+		a = trimLeft(a[k:], attrSpace)
 		val := ""
 		if strings.HasPrefix(a, "=") {
-			a = strings.TrimLeft(a[1:], " \t\r\n")
+			a = trimLeft(a[1:], attrSpace)
 			if len(a) > 0 && (a[0] == '"' || a[0] == '\'') {
 				q := a[0]
 				e := strings.IndexByte(a[1:], q)
@@ -216,9 +234,25 @@ func attrValue(attrs, name string) string {
 	return ""
 }
 
+// trimLeft is strings.TrimLeft for a cutset of ASCII bytes given as a
+// table, so that no set is built per call.
+func trimLeft(s string, set *byteSet) string {
+	i := 0
+	for i < len(s) && set[s[i]] {
+		i++
+	}
+	return s[i:]
+}
+
+var (
+	attrSpace      = newByteSet(" \t\r\n")
+	attrSpaceSlash = newByteSet(" \t\r\n/")
+)
+
 // hiddenWhy says why an element with these attributes is hidden, or "".
 func hiddenWhy(attrs string) string {
-	if attrs == "" {
+	if attrs == "" || asciiWithout(attrs, "hidden", "style") {
+		// no attribute that could hide it: most tags (<a href>, <li>)
 		return ""
 	}
 	if attrValue(attrs, "hidden") != "" {
@@ -232,7 +266,9 @@ func hiddenWhy(attrs string) string {
 		return ""
 	}
 	var color, bg string
-	for _, decl := range strings.Split(strings.ToLower(style), ";") {
+	for rest := strings.ToLower(style); rest != ""; {
+		var decl string
+		decl, rest, _ = strings.Cut(rest, ";")
 		p, v, ok := strings.Cut(decl, ":")
 		if !ok {
 			continue
@@ -313,6 +349,57 @@ func indexFold(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// asciiWithout reports that s is ASCII and holds neither a nor b, in any
+// case. (EqualFold, which matches attribute names, also folds a few
+// non-ASCII letters to ASCII ones: "ſtyle" is "style".)
+func asciiWithout(s, a, b string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+		if c == a[0] && hasPrefixFold(s[i:], a) || c == b[0] && hasPrefixFold(s[i:], b) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasPrefixFold reports whether s starts with the lowercase ASCII p, in
+// any case.
+func hasPrefixFold(s, p string) bool {
+	if len(s) < len(p) {
+		return false
+	}
+	for k := 0; k < len(p); k++ {
+		if s[k]|0x20 != p[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasNonSpace reports whether s holds a rune that is not white space: the
+// text collapseSpace would leave is not empty.
+func hasNonSpace(s string) bool {
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNonSpaceBytes is hasNonSpace for a byte slice.
+func hasNonSpaceBytes(b []byte) bool {
+	for _, r := range string(b) {
+		if !unicode.IsSpace(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // collapseSpace trims s and collapses runs of white space.
@@ -457,7 +544,11 @@ func urlCarriesData(raw string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "") || u.Host == "" {
 		return false
 	}
-	for _, kv := range strings.Split(u.RawQuery, "&") {
+	// the query's parameters and the path's segments are read in place,
+	// without splitting them into new slices
+	for q := u.RawQuery; ; {
+		kv, rest, more := strings.Cut(q, "&")
+		q = rest
 		_, raw, _ := strings.Cut(kv, "=")
 		v, err := url.QueryUnescape(raw)
 		if err != nil {
@@ -466,20 +557,26 @@ func urlCarriesData(raw string) bool {
 		if len(v) > 32 || encodedRun(raw) || encodedRun(v) {
 			return true
 		}
+		if !more {
+			break
+		}
 	}
 	if u.RawQuery != "" && !strings.Contains(u.RawQuery, "=") && (len(u.RawQuery) > 32 || encodedRun(u.RawQuery)) {
 		return true
 	}
-	path := u.EscapedPath()
-	for _, seg := range strings.Split(path, "/") {
+	for p := u.EscapedPath(); ; {
+		seg, rest, more := strings.Cut(p, "/")
+		p = rest
 		if dot := strings.LastIndexByte(seg, '.'); dot > 0 && len(seg)-dot <= 5 {
 			seg = seg[:dot] // a file extension
 		}
 		if encodedRun(seg) {
 			return true
 		}
+		if !more {
+			return false
+		}
 	}
-	return false
 }
 
 // encodedRun reports at least 16 consecutive characters that look encoded:

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -25,11 +26,15 @@ type lexicon struct {
 	nodes  []lexNode
 	words  []string
 	frozen bool
+	cells  []lexCell // the trie as a double array (after finalize), state 0 the root
+	pairs  []int32   // the state after two ASCII word bytes (see pairIndex), or lexDead
+	pref   []int16   // the prefix entry of each cell's state, or -1
+	exact  []int16   // the exact entry of each cell's state, or -1
 }
 
 type lexNode struct {
 	edges []lexEdge
-	dense *[256]int32 // edges as a table, for nodes with many (after finalize)
+	dense *[256]int32 // edges as a table: only the reference scanner's tests build these
 	exact int16
 	pref  int16
 }
@@ -38,6 +43,28 @@ type lexEdge struct {
 	b  byte
 	to int32
 }
+
+// lexCell is one cell of the lexicon as a double-array trie, the form the
+// tokeniser walks: the state after byte c from state s is t = cells[s].base
+// + c if cells[t].check == s, and there is none otherwise. Two loads per
+// byte, no search of a node's edges, and four bytes per cell (36 KB for
+// the whole lexicon), so the trie stays in the cache while the detectors
+// run. The few states where a prefix entry ends are marked in base; their
+// entries are in lexicon.pref.
+type lexCell struct {
+	base  int16 // where this state's children start (plus their byte), | cellPref
+	check int16 // the state whose child this cell is; -1: free
+}
+
+// cellPref marks the base of a state where a prefix entry ends; states and
+// bases are below it.
+const (
+	cellPref = 1 << 14
+	cellBase = cellPref - 1
+)
+
+// lexDead is the state of a token that no lexicon entry starts.
+const lexDead = -1
 
 var lex = newLexicon()
 
@@ -98,48 +125,6 @@ func (l *lexicon) intern(w string, prefix bool) int16 {
 	return *p
 }
 
-// resolve fills the ids of every token of v: the prefix entries along the
-// token's path through the trie, shortest first, then its exact entry.
-func (l *lexicon) resolve(v *view) {
-	nodes := l.nodes
-	norm := v.norm
-	for k := range v.toks {
-		t := &v.toks[k]
-		t.nid = 0
-		w := norm[t.start:t.end]
-		if len(w) == 0 {
-			continue
-		}
-		n := l.root[w[0]]
-		for i := 1; n != 0; i++ {
-			nd := &nodes[n]
-			if nd.pref >= 0 && t.nid < uint8(len(t.ids)) {
-				t.ids[t.nid] = nd.pref
-				t.nid++
-			}
-			if i == len(w) {
-				if nd.exact >= 0 && t.nid < uint8(len(t.ids)) {
-					t.ids[t.nid] = nd.exact
-					t.nid++
-				}
-				break
-			}
-			b := w[i]
-			if nd.dense != nil {
-				n = nd.dense[b]
-				continue
-			}
-			n = 0
-			for _, e := range nd.edges {
-				if e.b == b {
-					n = e.to
-					break
-				}
-			}
-		}
-	}
-}
-
 func (t *token) has(id int16) bool {
 	for i := uint8(0); i < t.nid; i++ {
 		if t.ids[i] == id {
@@ -162,11 +147,15 @@ type step struct {
 	kind       uint8
 	opt        bool
 	gap        int
-	single     []int16   // single-token alternatives, while compiling
-	set        []uint64  // the same as a bitset over lexicon ids (after finalize)
-	first      []uint64  // bitset of every id a match can start with
-	firstWords []uint16  // the indices of first's non-zero words
-	multi      [][]int16 // multi-token alternatives
+	single     []int16  // single-token alternatives, while compiling
+	set        []uint64 // the same as a bitset over lexicon ids (after finalize)
+	first      []uint64 // bitset of every id a match can start with
+	firstWords []uint16 // the indices of first's non-zero words
+	// first folded to 64 bits (id&63), and first as a list when it is
+	// short: quick tests of whether a window's ids can start the step
+	firstSig uint64
+	firstFew []int16
+	multi    [][]int16 // multi-token alternatives
 }
 
 // allSteps lists every compiled step, so finalizeSteps can turn their
@@ -179,17 +168,143 @@ func registerSteps(steps []step) {
 	}
 }
 
-// finalizeSteps builds the bitsets of every step, and the edge tables of
-// busy trie nodes.
-func finalizeSteps() {
-	for i := range lex.nodes {
-		if nd := &lex.nodes[i]; len(nd.edges) > 4 {
-			nd.dense = new([256]int32)
-			for _, e := range nd.edges {
-				nd.dense[e.b] = e.to
+// buildCells lays the trie out as a double array: each node, in
+// breadth-first order, gets the lowest base at which all its children's
+// cells are free. The array ends with 256 spare cells, so base+c never
+// runs past it.
+func (l *lexicon) buildCells() {
+	children := func(n int32) []lexEdge {
+		if n == 0 {
+			var es []lexEdge
+			for b, to := range l.root {
+				if to != 0 {
+					es = append(es, lexEdge{byte(b), to})
+				}
 			}
+			return es
+		}
+		return l.nodes[n].edges
+	}
+	cells := make([]lexCell, 0, 4*len(l.nodes))
+	var pref, exact []int16
+	grow := func(n int) {
+		for len(cells) < n {
+			cells = append(cells, lexCell{check: -1})
+			pref, exact = append(pref, -1), append(exact, -1)
 		}
 	}
+	grow(1 + 256)
+	cells[0].check = 0                   // the root is taken
+	state := make([]int32, len(l.nodes)) // trie node → cell
+	queue := []int32{0}
+	free := 1 // no free cell before this one
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		s := state[n]
+		nd := &l.nodes[n]
+		pref[s], exact[s] = nd.pref, nd.exact
+		if nd.pref >= 0 {
+			cells[s].base |= cellPref
+		}
+		es := children(n)
+		if len(es) == 0 {
+			continue
+		}
+		for free < len(cells) && cells[free].check >= 0 {
+			free++
+		}
+		lo := es[0].b
+		for _, e := range es {
+			lo = min(lo, e.b)
+		}
+		base := int32(max(1, free-int(lo)))
+		for {
+			grow(int(base) + 256 + 1)
+			ok := true
+			for _, e := range es {
+				if cells[base+int32(e.b)].check >= 0 {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				break
+			}
+			base++
+		}
+		if int(base)+256 >= cellBase {
+			panic("detect: lexicon too large for its double array")
+		}
+		cells[s].base |= int16(base)
+		for _, e := range es {
+			t := base + int32(e.b)
+			cells[t].check = int16(s)
+			state[e.to] = t
+			queue = append(queue, e.to)
+		}
+	}
+	grow(len(cells) + 256)
+	l.cells, l.pref, l.exact = cells, pref, exact
+	// the first two bytes of a token, when both are ASCII letters or
+	// digits, are one lookup; no prefix entry ends there (intern refuses
+	// prefixes shorter than three bytes), so none is skipped
+	pairs := make([]int32, 36*36)
+	for _, c1 := range []byte(asciiWordBytes) {
+		for _, c2 := range []byte(asciiWordBytes) {
+			t := l.next(0, c1)
+			if t != lexDead {
+				t = l.next(t, c2)
+			}
+			pairs[pairIndex(c1, c2)] = t
+		}
+	}
+	l.pairs = pairs
+}
+
+const asciiWordBytes = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+// pairIndex numbers two ASCII letters or digits from 0 to 36*36-1.
+func pairIndex(c1, c2 byte) int { return int(wordByteIndex[c1])*36 + int(wordByteIndex[c2]) }
+
+var wordByteIndex = func() (t [256]uint8) {
+	for k := 0; k < len(asciiWordBytes); k++ {
+		t[asciiWordBytes[k]] = uint8(k)
+	}
+	return t
+}()
+
+// next returns the state after byte c from state s (not lexDead), or
+// lexDead.
+func (l *lexicon) next(s int32, c byte) int32 {
+	if l.cells == nil {
+		// during init, before the double array is built: walk the trie,
+		// whose node numbers serve as states
+		if t := l.child(s, c, false); t != 0 {
+			return t
+		}
+		return lexDead
+	}
+	t := int32(l.cells[s].base&cellBase) + int32(c)
+	if l.cells[t].check == int16(s) {
+		return t
+	}
+	return lexDead
+}
+
+// entries returns the prefix and exact entries that end in state s (not
+// lexDead).
+func (l *lexicon) entries(s int32) (pref, exact int16) {
+	if l.cells == nil {
+		return l.nodes[s].pref, l.nodes[s].exact
+	}
+	return l.pref[s], l.exact[s]
+}
+
+// finalizeSteps builds the bitsets of every step and the lexicon's double
+// array.
+func finalizeSteps() {
+	lex.buildCells()
 	words := (len(lex.words) + 63) / 64
 	for _, st := range allSteps {
 		st.set = make([]uint64, words)
@@ -205,8 +320,37 @@ func finalizeSteps() {
 			if x != 0 {
 				st.firstWords = append(st.firstWords, uint16(w))
 			}
+			st.firstSig |= x
+		}
+		if n := bitCount(st.first); n <= maxFew {
+			for w, x := range st.first {
+				for ; x != 0; x &= x - 1 {
+					st.firstFew = append(st.firstFew, int16(w<<6+bits.TrailingZeros64(x)))
+				}
+			}
 		}
 	}
+}
+
+// intersects reports whether two bitsets of lexicon ids share one.
+func intersects(a, b []uint64) bool {
+	for w := range min(len(a), len(b)) {
+		if a[w]&b[w] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// maxFew is the most first ids a step lists in firstFew.
+const maxFew = 8
+
+func bitCount(set []uint64) int {
+	n := 0
+	for _, x := range set {
+		n += bits.OnesCount64(x)
+	}
+	return n
 }
 
 // hasTok reports whether token t is one of the step's single-token words.

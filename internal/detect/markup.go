@@ -96,12 +96,13 @@ var markupStart = newByteSet("\n#<[{")
 // inside an <example> block or a code fence.
 func scanMarkup(v *view) (hits []markupHit, example []bool) {
 	n := v.norm
+	mc := v.cursor(markMarkup)
 	var closeNames map[string]bool
-	hasClose := func(name string) bool {
+	hasClose := func(name []byte) bool {
 		if closeNames == nil {
 			closeNames = closingNames(n)
 		}
-		return closeNames[name]
+		return closeNames[string(name)]
 	}
 	upper := func(j, k int) bool {
 		a, b := v.span(j, k)
@@ -111,7 +112,13 @@ func scanMarkup(v *view) (hits []markupHit, example []bool) {
 	for i := 0; i < len(n) && len(hits) < 64; i++ {
 		if !lineStart {
 			// nothing starts before the next line or '#', '<', '['
-			if i = markupStart.nextIn(n, i); i >= len(n) {
+			// the bytes themselves when the list was given up (dense text)
+			if mc.dense {
+				i = markupStart.nextIn(n, i)
+			} else {
+				i = mc.fromList(n, i)
+			}
+			if i >= len(n) {
 				break
 			}
 		}
@@ -240,7 +247,7 @@ func markExamples(n []byte, hits []markupHit) []bool {
 }
 
 // angleAt parses markup starting with '<' at i.
-func angleAt(n []byte, i int, hasClose func(string) bool, upper func(j, k int) bool) (markupHit, bool) {
+func angleAt(n []byte, i int, hasClose func([]byte) bool, upper func(j, k int) bool) (markupHit, bool) {
 	j := i + 1
 	// <|token|>
 	if j < len(n) && n[j] == '|' {
@@ -284,7 +291,8 @@ func angleAt(n []byte, i int, hasClose func(string) bool, upper func(j, k int) b
 	if k == j {
 		return markupHit{}, false
 	}
-	name := string(n[j:k])
+	// the name is looked up without a copy; only a hit keeps it
+	name := n[j:k]
 	// the tag must end within a bounded window
 	e := k
 	for e < len(n) && e-k < 200 && n[e] != '>' && n[e] != '<' && n[e] != '\n' {
@@ -293,22 +301,23 @@ func angleAt(n []byte, i int, hasClose func(string) bool, upper func(j, k int) b
 	if e >= len(n) || n[e] != '>' {
 		return markupHit{}, false
 	}
-	if markupTags[name] {
-		return markupHit{i, e + 1, mkTag, name}, true
+	kind := tagNames[string(name)]
+	if kind&tnMarkup != 0 {
+		return markupHit{i, e + 1, mkTag, string(name)}, true
 	}
-	if roleTags[name] && (closing || hasClose(name)) {
-		return markupHit{i, e + 1, mkRoleTag, name}, true
+	if kind&tnRole != 0 && (closing || hasClose(name)) {
+		return markupHit{i, e + 1, mkRoleTag, string(name)}, true
 	}
-	if htmlElements[name] || closing || !hasClose(name) {
+	if kind&tnHTML != 0 || closing || !hasClose(name) {
 		return markupHit{}, false
 	}
 	// a made-up tag wrapping text: named with a word of authority
 	// (<critical_instructions>, <GLOBAL_OVERRIDE>, <ai-note>) or in
 	// capitals (<GLOBAL>)
 	if strong, weak := tagWordsIn(name); strong {
-		return markupHit{i, e + 1, mkTag, name}, true
+		return markupHit{i, e + 1, mkTag, string(name)}, true
 	} else if weak || upper(j, k) {
-		return markupHit{i, e + 1, mkOddTag, name}, true
+		return markupHit{i, e + 1, mkOddTag, string(name)}, true
 	}
 	return markupHit{}, false
 }
@@ -316,14 +325,21 @@ func angleAt(n []byte, i int, hasClose func(string) bool, upper func(j, k int) b
 // tagWordsIn reports whether a tag name holds, as one of its _/- separated
 // words, a word that marks instructions (strong: important, system,
 // override…) or one that addresses or elevates (weak: global, ai, note…).
-func tagWordsIn(name string) (strong, weak bool) {
-	for w := range strings.FieldsFuncSeq(name, func(r rune) bool { return r == '_' || r == '-' }) {
-		switch {
-		case strongTagWords[w]:
-			strong = true
-		case weakTagWords[w]:
-			weak = true
+func tagWordsIn(name []byte) (strong, weak bool) {
+	for len(name) > 0 {
+		k := 0
+		for k < len(name) && name[k] != '_' && name[k] != '-' {
+			k++
 		}
+		if w := name[:k]; len(w) > 0 {
+			switch {
+			case strongTagWords[string(w)]:
+				strong = true
+			case weakTagWords[string(w)]:
+				weak = true
+			}
+		}
+		name = name[min(k+1, len(name)):]
 	}
 	return strong, weak
 }
@@ -355,6 +371,27 @@ var htmlElements = setOf(`html head body div span p a b i u em strong br hr img 
 	object param noscript template slot picture map area caption col colgroup mark time data output progress meter
 	fieldset legend datalist optgroup wbr ins del bdi bdo rp rt ruby dialog menu address base`)
 
+// tagNames says, in one lookup per tag, which of markupTags, roleTags and
+// htmlElements hold a name.
+var tagNames = func() map[string]uint8 {
+	m := map[string]uint8{}
+	for _, set := range []struct {
+		names map[string]bool
+		bit   uint8
+	}{{markupTags, tnMarkup}, {roleTags, tnRole}, {htmlElements, tnHTML}} {
+		for n := range set.names {
+			m[n] |= set.bit
+		}
+	}
+	return m
+}()
+
+const (
+	tnMarkup uint8 = 1 << iota
+	tnRole
+	tnHTML
+)
+
 func setOf(words string) map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(words) {
@@ -384,12 +421,12 @@ func bracketAt(n []byte, i int) (markupHit, bool) {
 	if k >= len(n) || (n[k] != ']' && n[k] != ':') || k == i+1 {
 		return markupHit{}, false
 	}
-	name := strings.TrimSpace(string(n[i+1 : k]))
-	if bracketTokens[name] {
-		return markupHit{i, k + 1, mkToken, name}, true
+	name := bytes.TrimSpace(n[i+1 : k])
+	if bracketTokens[string(name)] {
+		return markupHit{i, k + 1, mkToken, string(name)}, true
 	}
-	if bracketLabels[name] {
-		return markupHit{i, k + 1, mkOddTag, name}, true
+	if bracketLabels[string(name)] {
+		return markupHit{i, k + 1, mkOddTag, string(name)}, true
 	}
 	return markupHit{}, false
 }
@@ -428,7 +465,7 @@ func curlyAt(n []byte, i int) (markupHit, bool) {
 		return markupHit{}, false
 	}
 	name := string(n[j:e])
-	strong, _ := tagWordsIn(strings.ReplaceAll(name, " ", "_"))
+	strong, _ := tagWordsIn([]byte(strings.ReplaceAll(name, " ", "_")))
 	switch name {
 	case "system", "sys", "prompt", "root", "admin", "administrator", "secret":
 		return markupHit{}, false // template variables as often as not
@@ -460,7 +497,6 @@ func lineRoleAt(n []byte, i int) (markupHit, bool) {
 	if k == j {
 		return markupHit{}, false
 	}
-	name := string(n[j:k])
 	e := k
 	for e < len(n) && e-k < 3 && (n[e] == '*' || n[e] == ' ' || n[e] == '_') {
 		e++
@@ -468,11 +504,12 @@ func lineRoleAt(n []byte, i int) (markupHit, bool) {
 	if e >= len(n) || n[e] != ':' {
 		return markupHit{}, false
 	}
-	if hashes > 0 && headerRoles[name] {
-		return markupHit{i, e + 1, mkHeaderRole, name}, true
+	// the lookups convert n[j:k] without a copy; only a hit keeps its name
+	if hashes > 0 && headerRoles[string(n[j:k])] {
+		return markupHit{i, e + 1, mkHeaderRole, string(n[j:k])}, true
 	}
-	if kind, ok := lineRoles[name]; ok {
-		return markupHit{j, e + 1, kind, name}, true
+	if kind, ok := lineRoles[string(n[j:k])]; ok {
+		return markupHit{j, e + 1, kind, string(n[j:k])}, true
 	}
 	return markupHit{}, false
 }

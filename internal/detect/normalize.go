@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"encoding/binary"
+	"sort"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -24,6 +26,22 @@ type view struct {
 	norm []byte
 	segs []seg // the map from norm to src, in order of norm
 	toks []token
+	// marks lists, for each of the normalised-text detectors that start at
+	// certain bytes (markup, paths, commands: see markKinds), where norm
+	// holds one, in order: they find their next candidate there
+	// (markCursor) instead of each reading all of norm
+	marks [3][]int32
+	dense uint8 // bit k: list k was given up (see tokenizer.mark)
+	// what the normaliser saw, so that the detectors of the source text
+	// that would find nothing are not run at all: a control character
+	// other than tab and newline (ANSI escapes, overwrites); a character
+	// the invisible-text and homoglyph detectors look at (invisible
+	// characters, marks, Greek, Cyrillic and Armenian letters)
+	controls, specials bool
+	// ids is the set of lexicon ids the tokens hold, as a bitset
+	ids []uint64
+	// hits is matchPhrases' buffer
+	hits []phraseHit
 
 	dests, lines []int32 // see hasDestination; nil until first needed
 }
@@ -229,6 +247,93 @@ func foldRune(dst []byte, r rune, mixed bool) []byte {
 	return utf8.AppendRune(dst, unicode.ToLower(r))
 }
 
+// asciiRun copies the run of printable ASCII at s[i:] into dst,
+// lowercased, and returns its length: the bytes up to the first one that
+// is not printable ASCII, a single space or newline between two printable
+// bytes, or a blank line (two newlines) between two, all of which
+// normalise to themselves. s[i] is printable and not a space.
+func asciiRun(dst []byte, s string, i int) int {
+	w, j := 0, i
+	// where blocks may be tried (again): not in the first eight bytes (a
+	// short run between controls, "\x1b]8;;\x1b]8;;…", would pay for a
+	// failed try each), nor within eight bytes of a block that failed
+	blocks := i + 8
+	for j < len(s) && w < len(dst) {
+		if j >= blocks && s[j] > ' ' && s[j] < 0x7F {
+			k := lowerBlocks(dst[w:], s[j:])
+			w += k
+			j += k
+			blocks = j + 8
+		}
+		if j >= len(s) || w >= len(dst) {
+			break
+		}
+		c := s[j]
+		if c <= ' ' || c >= 0x7F {
+			if j == i || j+1 >= len(s) {
+				break
+			}
+			if c == ' ' || c == '\n' {
+				if d := s[j+1]; d > ' ' && d < 0x7F {
+					dst[w] = c
+					w++
+					j++
+					continue
+				}
+				if c == '\n' && s[j+1] == '\n' && j+2 < len(s) && w+1 < len(dst) {
+					if d := s[j+2]; d > ' ' && d < 0x7F {
+						dst[w], dst[w+1] = '\n', '\n'
+						w += 2
+						j += 2
+						continue
+					}
+				}
+			}
+			break
+		}
+		dst[w] = asciiLower[c]
+		w++
+		j++
+	}
+	return w
+}
+
+// lowerBlocks copies src to dst lowercased, eight bytes at a time while
+// they are printable and hold no two spaces in a row nor end in one, and
+// returns how many bytes it copied. (The byte before them is never a
+// space: the normaliser lets a space into a run of printable ASCII only
+// before a printable byte, and a block never ends in one.)
+func lowerBlocks(dst []byte, src string) int {
+	k := 0
+	for k+8 <= len(src) && k+8 <= len(dst) {
+		b := src[k : k+8]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		sp := bytesEqual(x, ' ')
+		if (x-0x2020202020202020)&^x&0x8080808080808080|(x+0x0101010101010101|x)&0x8080808080808080 != 0 ||
+			sp&(sp>>8) != 0 || sp>>63 != 0 {
+			break
+		}
+		binary.LittleEndian.PutUint64(dst[k:], asciiLower8(x))
+		k += 8
+	}
+	return k
+}
+
+// bytesEqual returns, for the eight bytes of x, 0x80 in each byte equal to
+// c and 0 in the others.
+func bytesEqual(x uint64, c byte) uint64 {
+	t := x ^ 0x0101010101010101*uint64(c)
+	return ^((t&0x7F7F7F7F7F7F7F7F + 0x7F7F7F7F7F7F7F7F) | t) & 0x8080808080808080
+}
+
+// asciiLower8 lowercases the eight bytes of x, all of them below 0x7F.
+func asciiLower8(x uint64) uint64 {
+	geA := x + 0x0101010101010101*(0x80-'A') // high bit: byte >= 'A'
+	gtZ := x + 0x0101010101010101*(0x80-'Z'-1)
+	return x | (geA&^gtZ&0x8080808080808080)>>2
+}
+
 // asciiLower lowercases ASCII letters and keeps every other byte.
 var asciiLower = func() (t [256]byte) {
 	for c := range t {
@@ -312,11 +417,20 @@ func (v *view) release() {
 	if cap(v.norm) > maxPooledView+8 {
 		return
 	}
-	*v = view{norm: v.norm[:0], segs: v.segs[:0], toks: v.toks[:0]}
+	*v = view{norm: v.norm[:0], segs: v.segs[:0], toks: v.toks[:0], ids: v.ids[:0], hits: v.hits[:0],
+		marks: [3][]int32{v.marks[0][:0], v.marks[1][:0], v.marks[2][:0]}}
 	viewPool.Put(v)
 }
 
-// newView normalises s. The view's buffers may come from an earlier view
+// newView normalises s, tokenises the normalised text and resolves every
+// token against the lexicon, in one pass over s: the tokeniser follows the
+// normaliser a few hundred bytes behind (feedChunk), reading what it wrote
+// while it is still in the cache, and walks each token through the
+// lexicon as its bytes arrive. The same pass notes what the detectors
+// that come after would otherwise each read the whole text for: where
+// markup, paths and commands can start (view.marks), whether the text has
+// controls or invisible and look-alike characters at all, and the set of
+// lexicon ids it holds. The view's buffers may come from an earlier view
 // that was released.
 func newView(s string) *view {
 	v := viewPool.Get().(*view)
@@ -329,6 +443,12 @@ func newView(s string) *view {
 	if cap(segs) < len(s)/64+4 {
 		segs = make([]seg, 0, len(s)/64+4)
 	}
+	// the tokens' buffer grows when the first token that does not fit
+	// begins, to room for one token per six bytes of the text left (at
+	// least double), so a text that normalises to little (a megabyte of
+	// zero-width characters) costs no buffer for tokens it will never have
+	tz := tokenizer{toks: v.toks[:0], pending: tokSentStart,
+		marks: [3][]int32{v.marks[0][:0], v.marks[1][:0], v.marks[2][:0]}}
 	lin := false       // the last segment is linear
 	linSrc := int32(0) // where the next byte continues it in src
 	// emit records that norm grew from n0 by the bytes of src [a, b).
@@ -352,12 +472,17 @@ func newView(s string) *view {
 	wordLatin := false // the current word has a Latin letter so far
 	mixedUntil := -1   // a look-ahead found the word mixed up to here
 	scannedUntil := -1 // a look-ahead found it not mixed up to here
+	controls, specials := false, false
+	fedAt := 0 // where the source of the normalised text not yet fed starts
 	for i := 0; i < len(s); {
 		c := s[i]
 		var r rune
 		size := 1
 		if c < utf8.RuneSelf {
 			if c <= ' ' || c == 0x7F {
+				if c < ' ' && c != '\t' && c != '\n' || c == 0x7F {
+					controls = true
+				}
 				wordLatin = false
 				if pendingWS < 0 {
 					pendingWS = i
@@ -378,6 +503,12 @@ func newView(s string) *view {
 				wordLatin = false
 			case r == utf8.RuneError && size == 1, isSpaceRune(r), isC0orC1(r):
 				// invalid bytes and controls separate words like spaces
+				if r <= 0x9F {
+					controls = true // C1
+				}
+				if isIgnorable(r) {
+					specials = true
+				}
 				wordLatin = false
 				if pendingWS < 0 {
 					pendingWS = i
@@ -388,6 +519,7 @@ func newView(s string) *view {
 				i += size
 				continue
 			case isDropped(r):
+				specials = true
 				i += size
 				continue
 			}
@@ -402,6 +534,7 @@ func newView(s string) *view {
 				wordLatin = false
 			}
 		} else if isConfusableScript(r) {
+			specials = true
 			switch {
 			case wordLatin || i < mixedUntil:
 				mixed = true
@@ -445,23 +578,22 @@ func newView(s string) *view {
 				segs = appendSeg(segs, seg{int32(len(norm)), int32(i), -1})
 				lin = true
 			}
-			// the rest of a run of printable ASCII in one go, lowercased
+			// the rest of a run of printable ASCII in one go, lowercased;
+			// a single space or newline between two printable bytes (or a
+			// blank line: two newlines) normalises to itself, so the run
+			// goes on over it
 			if cap(norm)-len(norm) < len(s)-i {
 				norm = append(norm[:cap(norm)], make([]byte, len(s)-i)...)[:len(norm)]
 			}
-			w := len(norm)
-			buf := norm[:cap(norm)]
-			j := i
-			for j < len(s) && w < len(buf) {
-				c := s[j]
-				if c <= ' ' || c >= 0x7F {
-					break
-				}
-				buf[w] = asciiLower[c]
-				w++
-				j++
+			k := 1
+			if i+1 < len(s) && (s[i+1] >= ' ' && s[i+1] < 0x7F || s[i+1] == '\n') {
+				k = asciiRun(norm[len(norm):cap(norm)], s, i)
+				norm = norm[:len(norm)+k]
+			} else {
+				// a run of one byte, before a control ("\x1b[\x1b[…")
+				norm = append(norm, asciiLower[c])
 			}
-			norm = buf[:w]
+			j := i + k
 			// a word goes on over digits: the run's last letter or other
 			// byte after them decides whether the word has Latin letters
 			for k := j - 1; k >= i; k-- {
@@ -472,6 +604,10 @@ func newView(s string) *view {
 			}
 			linSrc = int32(j)
 			i = j
+			if len(norm)-tz.pos >= feedChunk {
+				tz.left, fedAt = len(s)-fedAt, i
+				tz.feed(norm)
+			}
 			continue
 		}
 		n0 := len(norm)
@@ -482,9 +618,23 @@ func newView(s string) *view {
 		}
 		emit(n0, i, i+size)
 		i += size
+		if len(norm)-tz.pos >= feedChunk {
+			tz.left, fedAt = len(s)-fedAt, i
+			tz.feed(norm)
+		}
 	}
-	v.norm, v.segs = norm, segs
-	v.tokenize()
+	ids := v.ids[:0]
+	if words := (len(lex.words) + 63) / 64; cap(ids) < words {
+		ids = make([]uint64, words)
+	} else {
+		ids = ids[:words]
+		clear(ids)
+	}
+	tz.ids = ids
+	tz.left = len(s) - fedAt
+	tz.finish(norm)
+	v.norm, v.segs, v.toks, v.marks, v.dense, v.ids = norm, segs, tz.toks, tz.marks, tz.dense, ids
+	v.controls, v.specials = controls, specials
 	return v
 }
 
@@ -538,143 +688,338 @@ func (v *view) tokSpan(a, b int) (int, int) {
 	return v.span(int(v.toks[a].start), int(v.toks[b].end))
 }
 
-// tokenize splits the normalised text into word tokens (runs of letters and
-// digits) and single-character CJK tokens, and records the punctuation
-// between them as flags.
-func (v *view) tokenize() {
-	n := v.norm
-	toks := v.toks[:0]
-	if cap(toks) < len(n)/6+4 {
-		toks = make([]token, 0, len(n)/6+4)
+// feedChunk is how much normalised text newView writes before it has the
+// tokeniser read it: enough that hostile text of one-byte runs ("\x1b[\x1b[…")
+// does not pay a call per run, little enough that the bytes are still in
+// the cache.
+const feedChunk = 256
+
+// tokenizer splits the normalised text into word tokens (runs of letters
+// and digits) and single-character CJK tokens, records the punctuation
+// between them as flags, and resolves each token against the lexicon as
+// its bytes arrive. newView feeds it the normalised text every feedChunk
+// bytes, and the rest at the end (finish).
+//
+// Two separators need the byte after them: '.', '!', '?' and ';' end a
+// sentence only before a space, a newline or the end of the text, and a
+// newline only before a blank line or a list, heading, quote or table
+// line. When such a separator is the last byte written so far, its flags
+// wait (in wait) for the next byte, or for finish.
+type tokenizer struct {
+	toks    []token    // the last one is being read when inWord
+	marks   [3][]int32 // see view.marks
+	dense   uint8      // see view.dense
+	ids     []uint64   // see view.ids, filled by finish
+	state   int32      // the lexicon state of the token being read, or lexDead
+	pos     int        // norm[:pos] is tokenised
+	pending uint8      // flags for the next token
+	inWord  bool
+	wait    byte // '.' or '\n': the separator at norm[pos-1] waits for the next byte
+	left    int  // how much of the source text is left, from the stretch being fed on
+}
+
+// feed tokenises norm[tz.pos:].
+func (tz *tokenizer) feed(n []byte) {
+	i := tz.pos
+	if i < len(n) && tz.wait != 0 {
+		tz.settle(n[i], false)
 	}
-	var pending uint8 = tokSentStart // flags for the next token
-	inWord := false
-	var cur token
-	for i := 0; i < len(n); {
+	cells, pairs := lex.cells, lex.pairs
+	for i < len(n) {
 		c := n[i]
-		size := 1
-		isWord := false
-		var r rune
-		if c < utf8.RuneSelf {
-			switch tokClass[c] {
-			case tcWord:
-				if !inWord {
-					cur = token{start: int32(i), flags: pending}
-					pending = 0
-					inWord = true
-				}
-				i++
-				for i < len(n) && tokClass[n[i]] == tcWord {
-					i++
-				}
-				cur.end = int32(i)
-				continue
-			case tcPlain:
-				// a separator that sets no flag
-				if inWord {
-					toks = appendTok(toks, cur)
-					inWord = false
-				}
-				i++
+		switch tokClass[c] {
+		case tcWord:
+			if cells == nil {
+				i = tz.word(n, i)
 				continue
 			}
-			r = rune(c)
-		} else {
-			r, size = utf8.DecodeRune(n[i:])
-			if isCJK(r) {
-				if inWord {
-					toks = appendTok(toks, cur)
-					inWord = false
+			// The tokeniser's inner loop, a run of ASCII letters and
+			// digits: a table lookup and a step of the double-array trie
+			// per byte, the first two bytes of a token in one lookup of a
+			// small table (no prefix entry is that short).
+			s := tz.state
+			if !tz.inWord {
+				tz.begin(i)
+				s = 0
+				if i+1 < len(n) && tokClass[n[i+1]] == tcWord {
+					s = pairs[pairIndex(c, n[i+1])]
+					i += 2
 				}
-				toks = appendTok(toks, token{start: int32(i), end: int32(i + size), flags: pending})
-				pending = 0
-				i += size
-				continue
 			}
-			isWord = isLetterOrDigit(r)
-		}
-		if isWord {
-			if !inWord {
-				cur = token{start: int32(i), flags: pending}
-				pending = 0
-				inWord = true
+			t := &tz.toks[len(tz.toks)-1]
+			for ; i < len(n) && tokClass[n[i]] == tcWord; i++ {
+				if s == lexDead {
+					// no entry: the rest of the run only extends the token
+					for i < len(n) && tokClass[n[i]] == tcWord {
+						i++
+					}
+					break
+				}
+				x := int32(cells[s].base&cellBase) + int32(n[i])
+				if cells[x].check != int16(s) {
+					s = lexDead
+					continue
+				}
+				s = x
+				if cells[x].base&cellPref != 0 && t.nid < uint8(len(t.ids)) {
+					t.ids[t.nid] = lex.pref[x]
+					t.nid++
+				}
 			}
-			i += size
-			for i < len(n) && tokClass[n[i]] == tcWord {
-				i++
+			t.end = int32(i)
+			tz.state = s
+			continue
+		case tcPlain:
+			// a separator that sets no flag
+			if k := markKinds[c] &^ tz.dense; k != 0 {
+				tz.mark(k, i)
 			}
-			cur.end = int32(i)
+			tz.endWord()
+			i++
+			continue
+		case tcFlag:
+			if k := markKinds[c] &^ tz.dense; k != 0 {
+				tz.mark(k, i)
+			}
+			// the flags of an ASCII separator, as separator and settle
+			// would set them, without the calls
+			var prev uint8
+			switch c {
+			case '.', '!', '?', ';':
+				// a sentence ends before a space or a newline
+				if i+1 == len(n) {
+					tz.wait = '.'
+				} else if d := n[i+1]; d == ' ' || d == '\n' {
+					prev = tokBreakAfter
+					tz.pending |= tokSentStart
+				}
+			case ':':
+				prev = tokColonAfter
+			case '"', '`':
+				prev = tokQuoteAfter
+				tz.pending |= tokQuoteBefore
+			case '\'':
+				if !tz.inWord {
+					tz.pending |= tokQuoteBefore
+				}
+				prev = tokQuoteAfter
+			case '\n':
+				// and before a blank line or a list, heading, quote or
+				// table line
+				tz.pending |= tokLineStart
+				if i+1 == len(n) {
+					tz.wait = '\n'
+				} else if d := n[i+1]; d == '\n' || d == '-' || d == '*' || d == '#' || d == '>' || d == '|' {
+					prev = tokBreakAfter
+					tz.pending |= tokSentStart
+				}
+			}
+			if prev != 0 && len(tz.toks) > 0 {
+				tz.toks[len(tz.toks)-1].flags |= prev
+			}
+			tz.endWord()
+			i++
 			continue
 		}
-		// a separator: flags for the token before it (prev) and after it
-		var prev uint8
-		switch r {
-		case ':', '：':
-			prev = tokColonAfter
-		case '"', '`':
-			prev = tokQuoteAfter
-			pending |= tokQuoteBefore
-		case '\'':
-			if !inWord {
-				pending |= tokQuoteBefore
-			}
-			prev = tokQuoteAfter
-		case '.', '!', '?', ';':
-			if i+size >= len(n) || n[i+size] == ' ' || n[i+size] == '\n' {
-				prev = tokBreakAfter
-				pending |= tokSentStart
-			}
-		case '。', '！', '？', '；':
-			prev = tokBreakAfter
-			pending |= tokSentStart
-		case '\n':
-			pending |= tokLineStart
-			if i+1 < len(n) && (n[i+1] == '\n' || n[i+1] == '-' || n[i+1] == '*' || n[i+1] == '#' || n[i+1] == '>' || n[i+1] == '|') {
-				prev = tokBreakAfter
-				pending |= tokSentStart
-			}
-		}
-		if inWord {
-			cur.flags |= prev
-			toks = appendTok(toks, cur)
-			inWord = false
-		} else if prev != 0 && len(toks) > 0 {
-			toks[len(toks)-1].flags |= prev
+		r, size := utf8.DecodeRune(n[i:])
+		switch {
+		case isCJK(r):
+			tz.endWord()
+			tz.bytes(n[i:i+size], i)
+			tz.endWord()
+		case isLetterOrDigit(r):
+			tz.bytes(n[i:i+size], i)
+		default:
+			tz.separator(r)
 		}
 		i += size
 	}
-	if inWord {
-		toks = appendTok(toks, cur)
+	tz.pos = i
+}
+
+// word reads the run of ASCII letters and digits at n[i:] into the token
+// being read, starting one if there is none, and returns the offset after
+// the run: feed's inner loop, for use during init, before the lexicon's
+// double array is built.
+func (tz *tokenizer) word(n []byte, i int) int {
+	if !tz.inWord {
+		tz.begin(i)
 	}
-	// tokens glued to '.', '@', '/', '_' or '-' on either side are pieces of
-	// URLs, addresses, paths and identifiers
-	for k := range toks {
-		t := &toks[k]
-		if t.end-t.start < 2 {
-			continue // "e.g.", "i.e."
+	t := &tz.toks[len(tz.toks)-1]
+	s := tz.state
+	for ; i < len(n) && tokClass[n[i]] == tcWord; i++ {
+		if s == lexDead {
+			continue
 		}
-		if t.start > 0 && isGlue(n[t.start-1]) && (t.start < 2 || n[t.start-2] != ' ') || int(t.end) < len(n) && isGlue(n[t.end]) && int(t.end)+1 < len(n) && n[t.end+1] != ' ' && n[t.end+1] != '\n' {
-			t.flags |= tokInIdent
-		}
-	}
-	// a line that starts with a label ("Assistant:", "Subject:") starts a
-	// sentence: chat logs and headers do not run on across lines
-	for k := 1; k < len(toks); k++ {
-		if toks[k].flags&(tokLineStart|tokColonAfter) == tokLineStart|tokColonAfter {
-			toks[k].flags |= tokSentStart
-			toks[k-1].flags |= tokBreakAfter
+		if s = lex.next(s, n[i]); s != lexDead {
+			pref, _ := lex.entries(s)
+			t.addID(pref)
 		}
 	}
-	// sentence ends
+	t.end = int32(i)
+	tz.state = s
+	return i
+}
+
+// bytes reads the bytes of one non-ASCII letter, n[i:] as seen from the
+// whole normalised text, into the token being read (starting one if there
+// is none).
+func (tz *tokenizer) bytes(b []byte, i int) {
+	if !tz.inWord {
+		tz.begin(i)
+	}
+	t := &tz.toks[len(tz.toks)-1]
+	for _, c := range b {
+		if tz.state == lexDead {
+			break
+		}
+		if tz.state = lex.next(tz.state, c); tz.state != lexDead {
+			pref, _ := lex.entries(tz.state)
+			t.addID(pref)
+		}
+	}
+	t.end = int32(i + len(b))
+}
+
+// begin starts a token at norm offset i. It is read in place, as the last
+// token of toks.
+func (tz *tokenizer) begin(i int) {
+	if len(tz.toks) == cap(tz.toks) {
+		tz.grow()
+	}
+	toks := tz.toks[:len(tz.toks)+1]
+	// field by field: a token built elsewhere and copied in would be read
+	// back with wide loads right after narrow stores, which stalls
+	t := &toks[len(toks)-1]
+	t.start, t.end, t.sentEnd = int32(i), int32(i), 0
+	t.flags, t.nid = tz.pending, 0
+	t.ids = [4]int16{}
+	tz.toks = toks
+	tz.pending = 0
+	tz.inWord = true
+	tz.state = 0
+}
+
+// grow makes room for the tokens of the rest of the text: one per six
+// bytes of the source left, and at least double. (Not inlined, so that
+// begin is.)
+//
+//go:noinline
+func (tz *tokenizer) grow() {
+	n := make([]token, len(tz.toks), max(2*len(tz.toks), len(tz.toks)+tz.left/6)+16)
+	copy(n, tz.toks)
+	tz.toks = n
+}
+
+func (t *token) addID(id int16) {
+	if id >= 0 && t.nid < uint8(len(t.ids)) {
+		t.ids[t.nid] = id
+		t.nid++
+	}
+}
+
+// endWord ends the token being read, if any: its exact entry comes after
+// its prefix entries.
+func (tz *tokenizer) endWord() {
+	if !tz.inWord {
+		return
+	}
+	if tz.state != lexDead {
+		_, exact := lex.entries(tz.state)
+		tz.toks[len(tz.toks)-1].addID(exact)
+	}
+	tz.inWord = false
+}
+
+// separator records the flags of a separator rune r for the token before
+// it and the token after it.
+func (tz *tokenizer) separator(r rune) {
+	var prev uint8
+	switch r {
+	case ':', '：':
+		prev = tokColonAfter
+	case '"', '`':
+		prev = tokQuoteAfter
+		tz.pending |= tokQuoteBefore
+	case '\'':
+		if !tz.inWord {
+			tz.pending |= tokQuoteBefore
+		}
+		prev = tokQuoteAfter
+	case '.', '!', '?', ';':
+		tz.wait = '.'
+	case '。', '！', '？', '；':
+		prev = tokBreakAfter
+		tz.pending |= tokSentStart
+	case '\n':
+		tz.pending |= tokLineStart
+		tz.wait = '\n'
+	}
+	// the token before: the one being read, or the last one read
+	if prev != 0 && len(tz.toks) > 0 {
+		tz.toks[len(tz.toks)-1].flags |= prev
+	}
+	tz.endWord()
+}
+
+// settle decides the flags of a waiting separator now that the byte after
+// it, next, is known (end: there is none).
+func (tz *tokenizer) settle(next byte, end bool) {
+	brk := false
+	switch tz.wait {
+	case '.':
+		brk = end || next == ' ' || next == '\n'
+	case '\n':
+		brk = !end && (next == '\n' || next == '-' || next == '*' || next == '#' || next == '>' || next == '|')
+	}
+	tz.wait = 0
+	if brk {
+		if len(tz.toks) > 0 {
+			tz.toks[len(tz.toks)-1].flags |= tokBreakAfter
+		}
+		tz.pending |= tokSentStart
+	}
+}
+
+// finish tokenises the rest of n, the whole normalised text, and sets the
+// flags that depend on the tokens around each token.
+func (tz *tokenizer) finish(n []byte) {
+	tz.feed(n)
+	if tz.wait != 0 {
+		tz.settle(0, true)
+	}
+	tz.endWord()
+	toks := tz.toks
+	// one pass from the end: flags that depend on the bytes around a token
+	// and on the next token, then sentence ends
+	const label = tokLineStart | tokColonAfter
 	last := int32(len(toks) - 1)
 	for k := len(toks) - 1; k >= 0; k-- {
-		if toks[k].flags&tokBreakAfter != 0 || k < len(toks)-1 && toks[k+1].flags&tokSentStart != 0 {
+		t := &toks[k]
+		// tokens glued to '.', '@', '/', '_' or '-' on either side are
+		// pieces of URLs, addresses, paths and identifiers ("e.g." and
+		// "i.e." are not)
+		if t.end-t.start >= 2 && (t.start > 0 && isGlue(n[t.start-1]) && (t.start < 2 || n[t.start-2] != ' ') || int(t.end) < len(n) && isGlue(n[t.end]) && int(t.end)+1 < len(n) && n[t.end+1] != ' ' && n[t.end+1] != '\n') {
+			t.flags |= tokInIdent
+		}
+		// a line that starts with a label ("Assistant:", "Subject:")
+		// starts a sentence: chat logs and headers do not run on across
+		// lines
+		if k+1 < len(toks) && toks[k+1].flags&label == label {
+			t.flags |= tokBreakAfter
+		}
+		if k > 0 && t.flags&label == label {
+			t.flags |= tokSentStart
+		}
+		if t.flags&tokBreakAfter != 0 || k < len(toks)-1 && toks[k+1].flags&tokSentStart != 0 {
 			last = int32(k)
 		}
-		toks[k].sentEnd = last
+		t.sentEnd = last
+		for j := uint8(0); j < t.nid; j++ {
+			tz.ids[t.ids[j]>>6] |= 1 << (t.ids[j] & 63)
+		}
 	}
-	v.toks = toks
-	lex.resolve(v)
+	tz.toks = toks
 }
 
 // tokenAt returns the index of the first token that ends after normalised
@@ -693,6 +1038,77 @@ func (v *view) tokenAt(off int) int {
 }
 
 func isGlue(c byte) bool { return glueByte[c] }
+
+// markKinds says, for each byte, in which of view.marks the tokeniser
+// lists it: bit k for list k, whose bytes are markStarts[k].
+var markKinds = func() *[256]uint8 {
+	var t [256]uint8
+	for k, set := range markStarts {
+		for c, in := range set {
+			if in {
+				if c >= utf8.RuneSelf || tokClass[c] == tcWord {
+					panic("detect: a marked byte the tokeniser does not see as a separator")
+				}
+				t[c] |= 1 << k
+			}
+		}
+	}
+	return &t
+}()
+
+// The lists of view.marks, and the bytes each holds.
+const (
+	markMarkup = iota
+	markPath
+	markCommand
+)
+
+var markStarts = [3]*byteSet{markMarkup: markupStart, markPath: pathAnchors, markCommand: cmdLeads}
+
+// mark lists norm offset i in the lists of kinds.
+// A list that grows denser than one offset per 16 bytes is given up:
+// on text made of marked bytes ("<<<<…", "~/.ssh/~/.ssh/…") reading the
+// bytes themselves is cheaper than listing them, and its detector does.
+func (tz *tokenizer) mark(kinds uint8, i int) {
+	for k := range tz.marks {
+		if kinds&(1<<k) != 0 {
+			tz.marks[k] = append(tz.marks[k], int32(i))
+			if n := len(tz.marks[k]); n > 256 && n*16 > i {
+				tz.dense |= 1 << k
+				tz.marks[k] = tz.marks[k][:0]
+			}
+		}
+	}
+}
+
+// markCursor walks one of view.marks.
+type markCursor struct {
+	marks []int32
+	dense bool // the list was given up
+	k     int
+}
+
+// cursor returns a cursor over list k of v.marks.
+func (v *view) cursor(k int) markCursor {
+	return markCursor{marks: v.marks[k], dense: v.dense&(1<<k) != 0}
+}
+
+// fromList returns the first offset in the list at or after i, or len(n).
+// A list that was given up (dense) is empty: its detector reads the bytes
+// of markStarts instead.
+func (c *markCursor) fromList(n []byte, i int) int {
+	if c.k > 0 && int(c.marks[c.k-1]) >= i {
+		// asked about an earlier offset than before
+		c.k = sort.Search(len(c.marks), func(k int) bool { return int(c.marks[k]) >= i })
+	}
+	for c.k < len(c.marks) && int(c.marks[c.k]) < i {
+		c.k++
+	}
+	if c.k == len(c.marks) {
+		return len(n)
+	}
+	return int(c.marks[c.k])
+}
 
 var glueByte = newByteSet("./_-~@")
 

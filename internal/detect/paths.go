@@ -125,10 +125,17 @@ type pathHit struct {
 // scanPaths finds sensitive paths in v.norm.
 func scanPaths(v *view) []pathHit {
 	n := v.norm
+	mc := v.cursor(markPath)
 	var hits []pathHit
 	last := -1
 	for i := 0; i+1 < len(n) && len(hits) < 32; i++ {
-		if i = pathAnchors.nextIn(n, i); i+1 >= len(n) {
+		// the bytes themselves when the list was given up (dense text)
+		if mc.dense {
+			i = pathAnchors.nextIn(n, i)
+		} else {
+			i = mc.fromList(n, i)
+		}
+		if i+1 >= len(n) {
 			break
 		}
 		a := anchorClass(n[i])

@@ -447,11 +447,27 @@ var phraseRules = []phraseRule{
 }
 
 // ruleIndex maps a lexicon id to the rules whose first step can start with
-// it.
-var ruleIndex [][]int32
+// it; startRules is the same, flattened (rules for id at
+// startRules[startOff[id]:startOff[id+1]]), for the matcher to read.
+var (
+	ruleIndex  [][]int32
+	startRules []int32
+	startOff   []int32
+)
+
+// rulesFrom returns the rules whose first step can start with id.
+func rulesFrom(id int16) []int32 { return startRules[startOff[id]:startOff[id+1]] }
 
 func buildRuleIndex() {
 	ruleIndex = make([][]int32, len(lex.words))
+	defer flattenReq()
+	defer func() {
+		startOff = make([]int32, len(ruleIndex)+1)
+		for id, rs := range ruleIndex {
+			startRules = append(startRules, rs...)
+			startOff[id+1] = int32(len(startRules))
+		}
+	}()
 	for i := range phraseRules {
 		r := &phraseRules[i]
 		for k := range r.steps {
@@ -475,6 +491,65 @@ func buildRuleIndex() {
 	}
 }
 
+// The required steps of every rule, flattened for the checks that rule a
+// rule out of the whole text or of a window: side by side, so that each
+// check reads short runs of memory instead of the steps' own bitsets.
+// Rule i's steps are reqSteps[reqOff[i]:reqOff[i+1]], and reqSigs (the
+// same indices) their firstSig.
+var (
+	reqSteps []reqStep
+	reqSigs  []uint64
+	reqOff   []int32
+	reqWords []reqWord // the non-zero words of each step's first set
+	reqFew   []int16   // a step's first ids, when it has few
+)
+
+type reqStep struct {
+	words, wordsEnd int32 // reqWords[words:wordsEnd]
+	few, fewEnd     int32 // reqFew[few:fewEnd]; few < 0: not listed
+}
+
+type reqWord struct {
+	w    uint16
+	mask uint64
+}
+
+func flattenReq() {
+	reqOff = make([]int32, len(phraseRules)+1)
+	for i := range phraseRules {
+		for _, q := range phraseRules[i].req {
+			st := reqStep{words: int32(len(reqWords)), few: -1}
+			for _, w := range q.firstWords {
+				reqWords = append(reqWords, reqWord{w, q.first[w]})
+			}
+			st.wordsEnd = int32(len(reqWords))
+			if q.firstFew != nil {
+				st.few = int32(len(reqFew))
+				reqFew = append(reqFew, q.firstFew...)
+				st.fewEnd = int32(len(reqFew))
+			}
+			reqSteps = append(reqSteps, st)
+			reqSigs = append(reqSigs, q.firstSig)
+		}
+		reqOff[i+1] = int32(len(reqSteps))
+	}
+}
+
+// reqPossible reports whether every required step of rule ri can start
+// with an id of the set.
+func reqPossible(ri int32, set []uint64) bool {
+steps:
+	for _, st := range reqSteps[reqOff[ri]:reqOff[ri+1]] {
+		for _, rw := range reqWords[st.words:st.wordsEnd] {
+			if rw.mask&set[rw.w] != 0 {
+				continue steps
+			}
+		}
+		return false
+	}
+	return true
+}
+
 // phraseHit is one match of a phrase rule.
 type phraseHit struct {
 	rule    int
@@ -492,7 +567,17 @@ type phraseScratch struct {
 	possible      []bool   // rules possible somewhere in the text
 	seenRule      []uint32 // generation at which a rule was last considered
 	gen           uint32
-	win, all, st  []uint64
+	st, win       []uint64
+	// The current window: stamp[id] == wid for the ids in it, which are
+	// listed in winIDs; starts[id] is wid<<1, plus 1 if a rule possible in
+	// the window can start with id, once that is known. wid counts windows
+	// across calls, so neither needs clearing per window.
+	stamp, starts []uint32
+	wid           uint32
+	winIDs        []int16
+	winSig        uint64 // winIDs folded to 64 bits (id&63)
+	winBits       bool   // win holds winIDs as a set
+	cwid          int32  // the window's number in this call, for checked
 	m             matcher
 }
 
@@ -503,6 +588,8 @@ var scratchPool = sync.Pool{New: func() any {
 		count:    make([]uint8, len(phraseRules)),
 		possible: make([]bool, len(phraseRules)),
 		seenRule: make([]uint32, len(phraseRules)),
+		stamp:    make([]uint32, len(lex.words)),
+		starts:   make([]uint32, len(lex.words)),
 	}
 }}
 
@@ -511,26 +598,20 @@ func matchPhrases(v *view) []phraseHit {
 	if len(v.toks) == 0 {
 		return nil
 	}
-	var hits []phraseHit
+	hits := v.hits[:0] // in the view's buffer: they are read before it is released
+	defer func() { v.hits = hits[:0] }()
 	sc := scratchPool.Get().(*phraseScratch)
 	defer scratchPool.Put(sc)
 	words := (len(lex.words) + 63) / 64
-	if cap(sc.win) < words {
-		sc.win = make([]uint64, words)
-		sc.all = make([]uint64, words)
+	if cap(sc.st) < words {
 		sc.st = make([]uint64, words)
+		sc.win = make([]uint64, words)
 	}
-	// The ids of the whole text first: a rule whose words do not all occur
-	// somewhere in the text cannot match in any window of it, and a token
-	// that starts no rule possible in the text is skipped at once.
-	all := sc.all[:words]
-	clear(all)
-	for ti := range v.toks {
-		t := &v.toks[ti]
-		for j := uint8(0); j < t.nid; j++ {
-			all[t.ids[j]>>6] |= 1 << (t.ids[j] & 63)
-		}
-	}
+	// The ids of the whole text first (the tokeniser gathered them): a
+	// rule whose words do not all occur somewhere in the text cannot match
+	// in any window of it, and a token that starts no rule possible in the
+	// text is skipped at once.
+	all := v.ids
 	startIDs := sc.st[:words] // ids that start a rule possible in the text
 	clear(startIDs)
 	any := false
@@ -546,13 +627,13 @@ func matchPhrases(v *view) []phraseHit {
 	for w, x := range all {
 		for ; x != 0; x &= x - 1 {
 			id := w<<6 + bits.TrailingZeros64(x)
-			for _, ri := range ruleIndex[id] {
+			for _, ri := range rulesFrom(int16(id)) {
 				if sc.seenRule[ri] == sc.gen {
 					continue
 				}
 				sc.seenRule[ri] = sc.gen
 				r := &phraseRules[ri]
-				if !rulePossible(r, all) {
+				if !reqPossible(ri, all) {
 					continue
 				}
 				possible[ri] = true
@@ -577,89 +658,78 @@ func matchPhrases(v *view) []phraseHit {
 	// start somewhere in its window. A match never leaves its sentence and
 	// spans at most maxWin tokens, so the window is the token's sentence
 	// clipped to the token's block of 32 tokens and the next two. The
-	// window's ids are kept as a bitset; the check is cached per rule and
-	// window. When a window has few distinct ids (hostile repetitions such
-	// as "ignore ignore …" have one or two), the ids that can start a
-	// possible rule are found once per window and every other token is
-	// skipped outright.
-	checked := sc.checked // window id whose ids were checked for the rule, negated if impossible
-	win := sc.win[:words] // ids present in the current window, exactly
+	// window's ids are stamped with its number, not gathered in a set that
+	// would need clearing for every sentence; the check is cached per rule
+	// and window, and whether an id can start any rule possible in the
+	// window per id and window, so a token none of whose ids can is
+	// skipped outright (hostile repetitions such as "ignore ignore …" are
+	// thousands of tokens of one or two ids).
+	stamp, starts := sc.stamp, sc.starts
 	curBlock, curSent := -1, int32(-1)
 	wid := int32(0)
-	nSparse := -1 // -1: the window has more distinct ids than sparse holds
-	var startable [16]int16
-	nStart := 0
 	for ti := range v.toks {
 		tk := &v.toks[ti]
 		if tk.nid == 0 {
 			continue
 		}
-		starts := false
+		startsHere := false
 		for k := uint8(0); k < tk.nid; k++ {
 			if id := tk.ids[k]; startIDs[id>>6]&(1<<(id&63)) != 0 {
-				starts = true
+				startsHere = true
 				break
 			}
 		}
-		if !starts {
+		if !startsHere {
 			continue
 		}
 		if b := ti >> 5; b != curBlock || tk.sentEnd != curSent {
 			curBlock, curSent = b, tk.sentEnd
 			wid++
+			if sc.wid++; sc.wid >= 1<<31 {
+				clear(stamp) // the counter wrapped
+				clear(starts)
+				sc.wid = 1
+			}
 			lo, hi := ti, min(int(tk.sentEnd), (b+3)<<5-1)
 			for lo > b<<5 && v.toks[lo-1].sentEnd == tk.sentEnd {
 				lo--
 			}
-			clear(win)
+			winIDs := sc.winIDs[:0]
+			sig := uint64(0)
 			for k := lo; k <= hi; k++ {
 				t := &v.toks[k]
 				for j := uint8(0); j < t.nid; j++ {
-					win[t.ids[j]>>6] |= 1 << (t.ids[j] & 63)
-				}
-			}
-			n := 0
-			for _, x := range win {
-				n += bits.OnesCount64(x)
-			}
-			nSparse = -1
-			nStart = 0
-			if n <= 16 {
-				// in a sparse window, find the ids that can start a
-				// possible rule once, and skip every other token of the
-				// window at once
-				nSparse = n
-				for w, x := range win {
-					for ; x != 0; x &= x - 1 {
-						id := int16(w<<6 + bits.TrailingZeros64(x))
-						for _, ri := range ruleIndex[id] {
-							if possible[ri] && rulePossible(&phraseRules[ri], win) {
-								startable[nStart] = id
-								nStart++
-								break
-							}
-						}
+					if id := t.ids[j]; stamp[id] != sc.wid {
+						stamp[id] = sc.wid
+						winIDs = append(winIDs, id)
+						sig |= 1 << (id & 63)
 					}
 				}
 			}
+			sc.winIDs, sc.winBits, sc.winSig = winIDs, false, sig
+			sc.cwid = wid
 		}
-		if nSparse >= 0 {
-			ok := false
-			for k := uint8(0); k < tk.nid && !ok; k++ {
-				for _, id := range startable[:nStart] {
-					if id == tk.ids[k] {
-						ok = true
+		startable := false
+		for k := uint8(0); k < tk.nid && !startable; k++ {
+			id := tk.ids[k]
+			if starts[id]>>1 != sc.wid {
+				s := uint32(0)
+				for _, ri := range rulesFrom(id) {
+					if possible[ri] && sc.windowPossible(ri) {
+						s = 1
 						break
 					}
 				}
+				starts[id] = sc.wid<<1 | s
 			}
-			if !ok {
-				continue
-			}
+			startable = starts[id]&1 != 0
+		}
+		if !startable {
+			continue
 		}
 		nt := 0
 		for k := uint8(0); k < tk.nid; k++ {
-			for _, ri := range ruleIndex[tk.ids[k]] {
+			for _, ri := range rulesFrom(tk.ids[k]) {
 				if !possible[ri] || int(next[ri]) > ti || count[ri] >= maxHitsPerRule {
 					continue
 				}
@@ -678,15 +748,8 @@ func matchPhrases(v *view) []phraseHit {
 					nt++
 				}
 				r := &phraseRules[ri]
-				if c := checked[ri]; c == wid {
-					// possible: checked in this window already
-				} else if c == -wid {
+				if !sc.windowPossible(ri) {
 					continue
-				} else if !rulePossible(r, win) {
-					checked[ri] = -wid
-					continue
-				} else {
-					checked[ri] = wid
 				}
 				end := m.run(v, r.steps, ti)
 				if end < 0 {
@@ -711,14 +774,63 @@ func matchPhrases(v *view) []phraseHit {
 	return hits
 }
 
-// stepPossible reports whether a match of st can start with an id in win.
-func stepPossible(st *step, win []uint64) bool {
-	for _, w := range st.firstWords {
-		if st.first[w]&win[w] != 0 {
-			return true
+// windowPossible reports whether every word step rule ri requires can
+// start with an id of the current window. A small window's ids are looked
+// up in each step's set; a large one's are put in a set (once) and
+// intersected with the step's, as for the whole text.
+// windowPossible reports whether every word step rule ri requires can
+// start with an id of the current window, cached per rule and window. A
+// step whose ids, folded to 64 bits, miss the window's folded ids cannot;
+// then the step's few ids are looked up in the window, or a small window's
+// ids in the step's set, or a large one's, put in a set once, intersected
+// with the step's, as for the whole text.
+func (sc *phraseScratch) windowPossible(ri int32) bool {
+	if c := sc.checked[ri]; c == sc.cwid {
+		return true
+	} else if c == -sc.cwid {
+		return false
+	}
+	ok := sc.windowCheck(ri)
+	if ok {
+		sc.checked[ri] = sc.cwid
+	} else {
+		sc.checked[ri] = -sc.cwid
+	}
+	return ok
+}
+
+func (sc *phraseScratch) windowCheck(ri int32) bool {
+	lo, hi := reqOff[ri], reqOff[ri+1]
+	for _, sig := range reqSigs[lo:hi] {
+		if sig&sc.winSig == 0 {
+			return false
 		}
 	}
-	return false
+steps:
+	for _, st := range reqSteps[lo:hi] {
+		if st.few >= 0 {
+			for _, id := range reqFew[st.few:st.fewEnd] {
+				if sc.stamp[id] == sc.wid {
+					continue steps
+				}
+			}
+			return false
+		}
+		if !sc.winBits {
+			clear(sc.win)
+			for _, id := range sc.winIDs {
+				sc.win[id>>6] |= 1 << (id & 63)
+			}
+			sc.winBits = true
+		}
+		for _, rw := range reqWords[st.words:st.wordsEnd] {
+			if rw.mask&sc.win[rw.w] != 0 {
+				continue steps
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // sentStartWithin returns the first token of token i's sentence, looking
@@ -805,15 +917,4 @@ func hasIdent(v *view, a, b int) bool {
 	s, e := v.tokSpan(a, b)
 	seg := v.src[s:e]
 	return strings.ContainsAny(seg, "_`")
-}
-
-// rulePossible reports whether every required word step of r can start
-// somewhere in a window holding the ids in win.
-func rulePossible(r *phraseRule, win []uint64) bool {
-	for _, q := range r.req {
-		if !stepPossible(q, win) {
-			return false
-		}
-	}
-	return true
 }
