@@ -62,8 +62,15 @@
 //     other tool"), directives to prefer it ("you MUST prioritize this
 //     tool", "use this tool rather than the others", "always choose this
 //     tool first"), and disparagement of the others ("other tools are
-//     outdated"). Routing between a server's own tools ("prefer this tool
-//     over several 'fill' calls") does not count.
+//     outdated"), and the register of advertising: "this is the premium
+//     version", endorsements ("trusted by experts", "used by millions"),
+//     prestige ("award-winning", "industry-leading"), unmatched quality,
+//     "the most complete … available", comparisons with "other tools",
+//     "don't settle for inferior …" and urgency ("act now"). A definition
+//     is read by a model choosing tools, so praise in it is aimed at that
+//     choice; in a result (a web page) the same words are Low. Routing
+//     between a server's own tools ("prefer this tool over several 'fill'
+//     calls") does not count.
 //   - deprecation-redirect: "this tool is deprecated / no longer works /
 //     has moved … use X instead". A redirect to a tool of the same server
 //     counts only when it presses the model ("you must", "returns wrong
