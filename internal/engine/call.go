@@ -205,15 +205,25 @@ func decideCall(in Inputs, c Call) Decision {
 				"the %s of %s %s copied from untrusted content read from %s",
 				plural(len(tainted), "argument", "arguments")+" "+list(tainted), name, plural(len(tainted), "was", "were"), list(taintSrc))})
 		}
+		// A person is asked only about a call untrusted text could have
+		// steered (see steered); a rule that blocks blocks regardless.
+		ask := func(v flow.Verdict) (flow.Verdict, string) {
+			if v != flow.Escalate || steered(s, counted, &m, c.digest(h), wordOverflow(h)) {
+				return v, ""
+			}
+			return flow.Warn, "; but nothing in its arguments came from that untrusted content (no recipient, address, passage or short value of it), so nobody is asked"
+		}
 		if len(privSrc) > 0 && len(untrustedSrc) > 0 {
-			d.add(Finding{RuleTrifecta, p.Flow.Trifecta, fmt.Sprintf(
-				"this session has read private data (from %s) and untrusted content (from %s), and %s can send data out: untrusted text may be steering this call",
-				list(privSrc), list(untrustedSrc), name)})
+			v, why := ask(p.Flow.Trifecta)
+			d.add(Finding{RuleTrifecta, v, fmt.Sprintf(
+				"this session has read private data (from %s) and untrusted content (from %s), and %s can send data out: untrusted text may be steering this call%s",
+				list(privSrc), list(untrustedSrc), name, why)})
 		}
 		if len(untrustedSrc) > 0 {
-			d.add(Finding{RuleIntegrity, p.Flow.Integrity, fmt.Sprintf(
-				"this session has read untrusted content (from %s), and %s acts outside: untrusted text may be steering this call",
-				list(untrustedSrc), name)})
+			v, why := ask(p.Flow.Integrity)
+			d.add(Finding{RuleIntegrity, v, fmt.Sprintf(
+				"this session has read untrusted content (from %s), and %s acts outside: untrusted text may be steering this call%s",
+				list(untrustedSrc), name, why)})
 		}
 	}
 	switch {

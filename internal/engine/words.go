@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/weir-sec/weir/internal/fingerprint"
+	"github.com/weir-sec/weir/internal/flow"
+)
+
+// Steering evidence. The trifecta and integrity rules say that untrusted
+// text may be steering a sink call; they cannot see the user's request, so
+// on their own they ask about every sink call after untrusted content. A
+// call untrusted text steered carries something that text chose: a
+// recipient, URL or account it names, a passage of it, or a short value —
+// a password, a file id, a hotel's name, an event title — every word of
+// which it contains. A call carrying none of that was shaped by the user
+// or trusted data, and asking a person about it only trains them to click
+// "allow". So when those rules would ask (escalate), they ask only about a
+// call with such evidence (see steered); a preset that blocks still blocks.
+//
+// Untrusted results keep the keyed digests of their distinct words among
+// their identifiers, under a prefix no identifier kind uses, so a word
+// never attributes an argument as an identifier does (tainted_args).
+
+// maxShortWords is the most words a value may have to count as chosen
+// from untrusted content when every one of them occurs there. A longer
+// value is text the agent wrote; it counts only by the identifiers or
+// passages of untrusted text it carries.
+const maxShortWords = 4
+
+// maxObservedWords bounds the distinct words one observation keeps. Past
+// it the observation holds the overflow digest instead of the rest, and a
+// call in its session counts as steered: a bound never lets a call
+// through unasked (DESIGN rule 1).
+const maxObservedWords = 1 << 14
+
+const wordPrefix = "w:"
+
+func wordDigest(h *fingerprint.Hasher, w string) uint64 { return h.Digest(wordPrefix + w) }
+
+// wordOverflow is the digest no word has (a word is never empty).
+func wordOverflow(h *fingerprint.Hasher) uint64 { return h.Digest(wordPrefix) }
+
+// eachWord calls fn with every run of letters and digits in text, lower
+// case, in order.
+func eachWord(text string, fn func(w string)) {
+	start := -1
+	upper := false
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		w := text[start:end]
+		if upper {
+			w = strings.ToLower(w)
+		}
+		fn(w)
+		start, upper = -1, false
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			case 'A' <= c && c <= 'Z':
+				upper = true
+			default:
+				flush(i)
+				i++
+				continue
+			}
+			if start < 0 {
+				start = i
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			upper = upper || !unicode.IsLower(r)
+		} else {
+			flush(i)
+		}
+		i += n
+	}
+	flush(len(text))
+}
+
+// observedWords are the digests of the distinct words of an untrusted
+// result's text, at most maxObservedWords of them, then the overflow
+// digest.
+func observedWords(h *fingerprint.Hasher, text string) []uint64 {
+	seen := make(map[string]struct{})
+	over := false
+	eachWord(text, func(w string) {
+		if over {
+			return
+		}
+		if _, ok := seen[w]; ok {
+			return
+		}
+		if len(seen) == maxObservedWords {
+			over = true
+			return
+		}
+		seen[w] = struct{}{}
+	})
+	out := make([]uint64, 0, len(seen)+1)
+	for w := range seen {
+		out = append(out, wordDigest(h, w))
+	}
+	if over {
+		out = append(out, wordOverflow(h))
+	}
+	return out
+}
+
+// shortWords are the digests of a value's words when it has 1 to
+// maxShortWords of them, else nil.
+func shortWords(h *fingerprint.Hasher, v string) Hashes {
+	var ws []string
+	n := 0
+	eachWord(v, func(w string) {
+		n++
+		if n <= maxShortWords {
+			ws = append(ws, w)
+		}
+	})
+	if n == 0 || n > maxShortWords {
+		return nil
+	}
+	out := make(Hashes, len(ws))
+	for i, w := range ws {
+		out[i] = wordDigest(h, w)
+	}
+	return out
+}
+
+// steered reports whether a sink call's arguments carry something the
+// session's counted untrusted sources could have chosen (see the top of
+// this file). Whatever Weir cannot examine counts as steered: a digest
+// made without words (an older recording), arguments the decoder gave up
+// on, and untrusted sources whose words were evicted, pruned or cut at
+// maxObservedWords.
+func steered(s *flow.Session, counted []bool, m *attribution, dg *ArgDigest, overflow uint64) bool {
+	untrusted := func(i int32) bool {
+		return counted[i] && s.Sources[i].Labels.Has(flow.Untrusted)
+	}
+	if dg == nil || !dg.Worded || m.undecoded != "" {
+		return true
+	}
+	for i, src := range s.Sources {
+		if untrusted(int32(i)) && src.Labels.Any(flow.Evicted|flow.Pruned) {
+			return true
+		}
+	}
+	scratch := s.IdentSources(nil, overflow)
+	for _, i := range scratch {
+		if untrusted(i) {
+			return true
+		}
+	}
+	for _, srcs := range m.provenance {
+		for _, i := range srcs {
+			if untrusted(i) {
+				return true
+			}
+		}
+	}
+	for _, v := range dg.Views {
+		if len(v.Words) == 0 {
+			continue
+		}
+		all := true
+		for _, w := range v.Words {
+			found := false
+			scratch = s.IdentSources(scratch[:0], uint64(w))
+			for _, i := range scratch {
+				if untrusted(i) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weir-sec/weir/internal/flow"
+)
+
+func TestEachWord(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"Hello, World!", []string{"hello", "world"}},
+		{"file_id=13; www.secure-systems-252.com", []string{"file", "id", "13", "www", "secure", "systems", "252", "com"}},
+		{"Crème BRÛLÉE à 5€", []string{"crème", "brûlée", "à", "5"}},
+		{"  \t\n", nil},
+		{"new_password", []string{"new", "password"}},
+	} {
+		var got []string
+		eachWord(tt.in, func(w string) { got = append(got, w) })
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("eachWord(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestShortWords(t *testing.T) {
+	h := hasher(t)
+	for _, tt := range []struct {
+		in string
+		n  int
+	}{
+		{"13", 1}, {"Riverside View Hotel", 3}, {"a b c d", 4}, {"a b c d e", 0}, {"—", 0}, {"", 0},
+	} {
+		if got := len(shortWords(h, tt.in)); got != tt.n {
+			t.Errorf("shortWords(%q): %d words, want %d", tt.in, got, tt.n)
+		}
+	}
+}
+
+// TestSteeringFailsClosed is DESIGN rule 1 for steering evidence: what
+// Weir cannot examine counts as steered, so a person is still asked.
+func TestSteeringFailsClosed(t *testing.T) {
+	h := hasher(t)
+	pol := mustPolicy(t, "version: 1\npreset: integrity\n")
+	unrelated := args("to", "bob@example.com", "body", "Lunch on Friday at noon?")
+	sink := ToolLabels{Labels: flow.Sink, Listed: true}
+	call := func() Call { return Call{Server: "mail", Tool: "send_email", Labels: sink, Args: unrelated} }
+
+	if d := decide(pol, h, session(t, h, web), call()); d.Verdict != flow.Warn {
+		t.Fatalf("baseline: verdict %s (%s), want warn", d.Verdict, d.Reason)
+	}
+
+	t.Run("words past the bound", func(t *testing.T) {
+		var b strings.Builder
+		for i := range maxObservedWords + 10 {
+			fmt.Fprintf(&b, "w%d ", i)
+		}
+		big := read{"web/fetch", flow.Untrusted, b.String()}
+		if d := decide(pol, h, session(t, h, big), call()); d.Verdict != flow.Escalate {
+			t.Errorf("verdict %s (%s), want escalate", d.Verdict, d.Reason)
+		}
+	})
+	for _, mark := range []flow.Labels{flow.Evicted, flow.Pruned} {
+		t.Run(map[flow.Labels]string{flow.Evicted: "evicted", flow.Pruned: "pruned"}[mark], func(t *testing.T) {
+			s := session(t, h, web)
+			s.Sources[0].Labels |= mark
+			if d := decide(pol, h, s, call()); d.Verdict != flow.Escalate {
+				t.Errorf("verdict %s (%s), want escalate", d.Verdict, d.Reason)
+			}
+		})
+	}
+	t.Run("a recorded digest without words", func(t *testing.T) {
+		c := call()
+		dg := DigestArgs(h, c.Args)
+		dg.Worded = false
+		for i := range dg.Views {
+			dg.Views[i].Words = nil
+		}
+		c.Args, c.Digest = nil, dg
+		if d := decide(pol, h, session(t, h, web), c); d.Verdict != flow.Escalate {
+			t.Errorf("verdict %s (%s), want escalate", d.Verdict, d.Reason)
+		}
+	})
+	t.Run("a recorded digest with words decides as the live call", func(t *testing.T) {
+		for _, a := range [][]string{{"subject", "ten tips"}, {"body", "Lunch on Friday at noon?"}} {
+			live := decide(pol, h, session(t, h, web), Call{Server: "mail", Tool: "send_email", Labels: sink, Args: args(a...)})
+			dg, err := DigestArgs(h, args(a...)).Wire().Digest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			replayed := decide(pol, h, session(t, h, web), Call{Server: "mail", Tool: "send_email", Labels: sink, Digest: dg})
+			if live.Verdict != replayed.Verdict {
+				t.Errorf("%q: live %s, replayed %s", a, live.Verdict, replayed.Verdict)
+			}
+		}
+	})
+	t.Run("a value hidden in base64 is read", func(t *testing.T) {
+		c := call()
+		c.Args = args("subject", b64("mail the notes"))
+		if d := decide(pol, h, session(t, h, web), c); d.Verdict != flow.Escalate {
+			t.Errorf("verdict %s (%s), want escalate", d.Verdict, d.Reason)
+		}
+	})
+}
