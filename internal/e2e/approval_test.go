@@ -497,7 +497,8 @@ func TestApprovalElicitationGoSDK(t *testing.T) {
 // TestApprovalElicitationUntrustedGoSDK: after a web page enters the
 // session (preset integrity), a recipient copied from the page is
 // escalated without the approve_session choice; a sink call whose
-// arguments carry nothing from the page offers it.
+// recipient is the user's own but whose subject the page chose offers it;
+// one that carries nothing from the page is not asked about at all.
 func TestApprovalElicitationUntrustedGoSDK(t *testing.T) {
 	f := newApprovalFixture(t, "version: 1\npreset: integrity\n")
 	ctx := ctxT(t, 120*time.Second)
@@ -518,13 +519,19 @@ func TestApprovalElicitationUntrustedGoSDK(t *testing.T) {
 	f.wantSent(t, 1, "approved tainted recipient")
 
 	el.queue(&mcp.ElicitResult{Action: "decline"})
-	text, isErr = call(t, ctx, mail, "send_email", map[string]any{"to": "sam@example.com", "subject": "lunch", "body": "noon?"})
+	text, isErr = call(t, ctx, mail, "send_email", map[string]any{"to": "sam@example.com", "subject": "sync", "body": "noon?"})
 	p, _ = el.last(t, 2)
 	checkApprovalRequest(t, requestFromSDK(t, p), true, "mail/send_email", "flow.integrity", "web/fetch")
 	if !isErr || !declinedRe.MatchString(text) {
 		t.Errorf("declined call: isError %v %q", isErr, text)
 	}
 	f.wantSent(t, 1, "declined")
+
+	if text, isErr := call(t, ctx, mail, "send_email", map[string]any{"to": "sam@example.com", "subject": "lunch", "body": "noon?"}); isErr {
+		t.Fatalf("a call nothing on the page chose: %q", text)
+	}
+	el.last(t, 2) // a call nothing on the page chose is not asked about
+	f.wantSent(t, 2, "not steered")
 	wantAudits(t, f.env.home, "elicitation/approved", "elicitation/declined")
 }
 

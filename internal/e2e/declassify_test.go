@@ -58,7 +58,7 @@ func TestDeclassifyThroughProxies(t *testing.T) {
 				t.Fatalf("%s: %s", tt.tool, text)
 			}
 			text, isErr := call(t, ctx, memory, "create_entities", map[string]any{"entities": []map[string]any{
-				{"name": "weather", "entityType": "note", "observations": []string{"checked the weather"}}}})
+				{"name": "weather", "entityType": "note", "observations": []string{"the sum is 5"}}}})
 			if blocked := isErr && strings.Contains(text, "weir approve"); blocked == tt.allowed {
 				t.Errorf("sink call after %s: isError %v, want allowed %v: %s", tt.tool, isErr, tt.allowed, text)
 			}

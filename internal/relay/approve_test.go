@@ -69,7 +69,7 @@ func (x *approvalHarness) fetch(meta string) {
 	x.t.Helper()
 	x.client(`{"jsonrpc":"2.0","id":"f","method":"tools/call","params":{"name":"fetch","arguments":{"url":"https://example.com"}` + meta + `}}`)
 	req := x.serverGot()
-	x.server(`{"jsonrpc":"2.0","id":` + idOf(x.t, req) + `,"result":{"content":[{"type":"text","text":"a page"}]}}`)
+	x.server(`{"jsonrpc":"2.0","id":` + idOf(x.t, req) + `,"result":{"content":[{"type":"text","text":"a page that says hi: lunch at noon, or 1pm then, or some other time"}]}}`)
 	x.clientGot()
 }
 
