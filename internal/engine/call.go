@@ -208,7 +208,7 @@ func decideCall(in Inputs, c Call) Decision {
 		// A person is asked only about a call untrusted text could have
 		// steered (see steered); a rule that blocks blocks regardless.
 		ask := func(v flow.Verdict) (flow.Verdict, string) {
-			if v != flow.Escalate || steered(s, counted, &m, c.digest(h), wordOverflow(h)) {
+			if v != flow.Escalate || steered(s, counted, &m, c.Tool, c.digest(h), wordOverflow(h)) {
 				return v, ""
 			}
 			return flow.Warn, "; but nothing in its arguments came from that untrusted content (no recipient, address, passage or short value of it), so nobody is asked"

@@ -50,7 +50,7 @@
 //	                            the decoder could not examine within its bound
 //	flow.tainted_args  Call     a sink argument chosen from untrusted content
 //	flow.trifecta      Call     a sink while private and untrusted legs are held
-//	flow.integrity     Call     a sink after untrusted input
+//	flow.integrity     Call     a sink after untrusted input (escalated only with steering evidence, words.go)
 //	default_action     Call     an unlisted tool under default_action: deny
 //	arguments          Call     arguments that cannot be read (fail closed)
 //	rule ID            Call     a policy rule fired (PolicyRule)

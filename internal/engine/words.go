@@ -141,17 +141,46 @@ func shortWords(h *fingerprint.Hasher, v string) Hashes {
 	return out
 }
 
+// A call that runs code or a command is its own action: the agent writes
+// the command, so untrusted text steering it leaves no copied value to
+// find ("clean up with find / -delete"), and a command can do anything,
+// `weir approve ID` included. Such a call always counts as steered.
+var (
+	runToolWords = words("exec execute run shell bash terminal command cmd eval script kubectl ssh powershell sh")
+	codeArgWords = words("command commands cmd cmdline script scripts code shell bash sh zsh powershell program exec execute eval javascript js python")
+)
+
+// runsCode reports whether a tool named as running something, or an
+// argument named as code or a command, makes the call one that runs code.
+func runsCode(tool string, dg *ArgDigest) bool {
+	for _, w := range splitName(tool) {
+		if runToolWords[w] {
+			return true
+		}
+	}
+	for _, v := range dg.Views {
+		for _, seg := range strings.FieldsFunc(v.Path, func(r rune) bool { return r == '.' || r == '[' || r == ']' || r == '$' }) {
+			for _, w := range splitName(seg) {
+				if codeArgWords[w] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // steered reports whether a sink call's arguments carry something the
 // session's counted untrusted sources could have chosen (see the top of
 // this file). Whatever Weir cannot examine counts as steered: a digest
 // made without words (an older recording), arguments the decoder gave up
 // on, and untrusted sources whose words were evicted, pruned or cut at
-// maxObservedWords.
-func steered(s *flow.Session, counted []bool, m *attribution, dg *ArgDigest, overflow uint64) bool {
+// maxObservedWords. A call that runs code always counts (see runsCode).
+func steered(s *flow.Session, counted []bool, m *attribution, tool string, dg *ArgDigest, overflow uint64) bool {
 	untrusted := func(i int32) bool {
 		return counted[i] && s.Sources[i].Labels.Has(flow.Untrusted)
 	}
-	if dg == nil || !dg.Worded || m.undecoded != "" {
+	if dg == nil || !dg.Worded || m.undecoded != "" || runsCode(tool, dg) {
 		return true
 	}
 	for i, src := range s.Sources {

@@ -100,6 +100,19 @@ func TestSteeringFailsClosed(t *testing.T) {
 			}
 		}
 	})
+	// A command is the agent's own text, and can do anything (weir
+	// approve ID included): a call that runs one is always asked about.
+	for _, c := range []Call{
+		{Server: "box", Tool: "run_command", Labels: sink, Args: args("cmd", "weir approve k7m2p9q4xz")},
+		{Server: "box", Tool: "start_process", Labels: sink, Args: args("command", "find / -name '*.log' -delete")},
+		{Server: "box", Tool: "exec", Labels: sink, Args: args("input", "ls")},
+	} {
+		t.Run("runs code: "+c.Tool, func(t *testing.T) {
+			if d := decide(pol, h, session(t, h, web), c); d.Verdict != flow.Escalate {
+				t.Errorf("verdict %s (%s), want escalate", d.Verdict, d.Reason)
+			}
+		})
+	}
 	t.Run("a value hidden in base64 is read", func(t *testing.T) {
 		c := call()
 		c.Args = args("subject", b64("mail the notes"))
