@@ -37,7 +37,7 @@ var (
 	// plumbing objects carry no user data.
 	plumbingObjects = words("time timezone color colour palette sum echo tool category capability version help prompt onboarding search session searche")
 	// local objects live on the machine (or a local file store).
-	localObjects = words("file directory dir folder path note vault entity relation observation graph memory frontmatter insight memo pdf block config process terminal workspace")
+	localObjects = words("file directory dir folder path note vault entity relation observation graph memory frontmatter insight memo pdf block process terminal workspace")
 	// secretObjects, created, return a secret.
 	secretObjects = words("key token secret credential password webhook")
 	// execObjects make a run verb execute code or commands.
@@ -235,10 +235,13 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 				continue
 			}
 			add(flow.Sink, "%s %q changes a remote service", src, verb)
+			if (r.verb == "manage" || r.verb == "management") && listMode(def) {
+				add(flow.Private, "it also lists what it manages")
+			}
 			if c.git && r.verb == "clone" {
 				add(flow.Untrusted, "a clone brings others' code")
 			}
-			if httpVerb[r.verb] && r.hasURL {
+			if httpVerb[r.verb] && r.hasURL && allOf(r.objects, words("http request")) {
 				add(flow.Untrusted, "an HTTP %s returns what the URL answers", strings.ToUpper(r.verb))
 			}
 			if o := anyOf(r.objects, secretObjects); o != "" && (verb == "create" || verb == "rotate" || verb == "add") {
@@ -298,8 +301,9 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 	return l, "heuristic: " + strings.Join(slices.Compact(why), ", "), decided
 }
 
-// httpVerb are HTTP methods a name can start with (playwright_post):
-// with a URL to request, the tool returns what that URL answers.
+// httpVerb are HTTP methods that can be a whole name (playwright_post,
+// http_put_request): with a URL to request, the tool returns what that
+// URL answers. post_webpage publishes a page instead.
 var httpVerb = words("get post put patch delete head")
 
 // listMode reports a local write that can also list what it manages
@@ -453,7 +457,7 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 		!((o == "url" || o == "link") && len(objs) > 1 && !r.hasURL) { // get_project_url: a URL of the user's own project
 		return flow.Untrusted, fmt.Sprintf("%ss from the web", o)
 	}
-	if class == vWeb || len(objs) == 0 && (r.verb == "fetch" || r.verb == "browse") {
+	if class == vWeb || len(objs) == 0 && (r.verb == "fetch" || r.verb == "browse") || r.verb == "research" {
 		return flow.Untrusted, "the web"
 	}
 	if class == vSearch {

@@ -35,7 +35,7 @@ func init() {
 	for class, ws := range map[verbClass]string{
 		vRead: "return take capture get list query find fetch read view describe show retrieve lookup look export count check status stat stats " +
 			"download explain inspect analyze analyse summarize summarise resolve validate verify diff log logs info detail details " +
-			"preview print load cat open scan discover compare poll head tail tree blame whoami lint aggregate search_in observe",
+			"preview print load cat open scan discover compare poll head tail tree blame whoami lint aggregate search_in observe generate",
 		vSearch: "search ask research answer",
 		vWeb:    "scrape crawl browse extract map visit",
 		vNav:    "navigate goto go",
@@ -221,6 +221,9 @@ func (r *reading) refine() {
 	case r.verb == "interact" && !has(execObjects):
 		r.class = vUI
 	case (r.verb == "close" || r.verb == "open" && has(words("browser tab")) || r.verb == "launch") && has(sessionObjects):
+		r.class = vSession
+	case len(r.words) > 1 && r.class != vSession && words("stop end close")[r.words[len(r.words)-1]]:
+		// firecrawl_interact_stop: ends what the verb started.
 		r.class = vSession
 	case r.verb == "close" && len(r.objects) == 0:
 		// close with nothing named closes the server's own session.
