@@ -218,7 +218,7 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 			}
 			add(flow.Sink, "%s navigates (%q)", src, verb)
 		case vWrite:
-			if len(r.objects) == 0 && (numericOnly(def) || descriptionObject(def.Description, "number")) {
+			if (len(r.objects) == 0 || r.descObjs) && (numericOnly(def) || descriptionObject(def.Description, "number")) {
 				why = append(why, fmt.Sprintf("%s %q computes on numbers", src, verb))
 				continue
 			}

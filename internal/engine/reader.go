@@ -98,6 +98,7 @@ type reading struct {
 	also     []verbClass // further verbs joined by "or"/"and" (get_or_create_label)
 	objects  []string    // stemmed object words
 	fromDesc bool        // the verb came from the description
+	descObjs bool        // the objects came from the description (the name was a bare verb)
 	hasURL   bool        // a parameter is a URL the tool requests
 }
 
@@ -199,6 +200,7 @@ func readDef(def ToolDef, service map[string]bool) reading {
 					r.objects = append(r.objects, o)
 				}
 			}
+			r.descObjs = len(r.objects) > 0
 		}
 	}
 	r.refine()
