@@ -210,7 +210,7 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 			if rl != 0 {
 				add(rl, "%s reads %s (%s %q)", src, w, "verb", verb)
 			}
-			case vNav:
+		case vNav:
 			if !r.hasURL && anyOf(r.objects, words("back forward reload refresh history")) != "" {
 				// Back, forward, reload: pages already visited, no new host.
 				why = append(why, fmt.Sprintf("%s %q moves in the browser's history", src, verb))
