@@ -11,7 +11,7 @@ import (
 // Object words, by what reading them returns. They are stems (stem()).
 var (
 	// conversation objects hold text other people sent the user.
-	convoObjects = words("email mail message inbox thread reply conversation chat dm attachment mention notification invitation invite sms voicemail transcript")
+	convoObjects = words("email mail message inbox thread reply conversation chat dm attachment mention notification invitation invite sms voicemail transcript post")
 	// collaborative objects are written by other people in the user's
 	// workspace: issue trackers, reviews, comments.
 	collabObjects = words("comment review discussion issue ticket pull pr mr todo note")
@@ -21,15 +21,23 @@ var (
 	// outside objects are written by strangers or the open web.
 	webObjects = words("web webpage page url site website internet news article paper doc documentation knowledge library guide tutorial " +
 		"reference place review advisory cve vulnerability forum tweet crawl scrape html markdown snippet example")
+	// sentMail are words that make mail the user's own outgoing mail.
+	sentMail = []string{"sent", "outgoing", "outbound"}
+	// receivedMail are words that make it mail others sent.
+	receivedMail = []string{"receiv", "inbox", "incoming", "inbound"}
 	// metadata objects are the user's own settings and state, whatever
 	// they hang off (an issue's reactions, a mailbox's labels).
-	metaObjects = words("label filter reaction emoji pipeline status approval member draft setting preference quota usage permission")
+	metaObjects = words("label filter reaction emoji pipeline status approval member draft setting preference quota usage permission " +
+		"alert finding field type category template")
+	// directoryObjects, as the head of a name, are a directory of the
+	// user's workspace, whatever they belong to (a forum's channels).
+	directoryObjects = words("channel member role team workspace guild category folder")
 	// browser objects are the page the browser shows.
 	browserObjects = words("page console network request snapshot screenshot text html content dom element tab accessibility pdf frame cookie")
 	// plumbing objects carry no user data.
 	plumbingObjects = words("time timezone color colour palette sum echo tool category capability version help prompt onboarding search session searche")
 	// local objects live on the machine (or a local file store).
-	localObjects = words("file directory dir folder path note vault entity relation observation graph memory frontmatter insight memo pdf block config process terminal workspace")
+	localObjects = words("file directory dir folder path note vault entity relation observation graph memory frontmatter insight memo pdf block process terminal workspace")
 	// secretObjects, created, return a secret.
 	secretObjects = words("key token secret credential password webhook")
 	// execObjects make a run verb execute code or commands.
@@ -40,10 +48,14 @@ var (
 	selfObjects = words("me self whoami current authenticated my")
 	// userObjects are people.
 	userObjects = words("user profile people person")
+	// plumbingHeads, as the head of a name, make it about the server's own
+	// plumbing (get_codegen_session, search_sentry_tools).
+	plumbingHeads = words("session tool prompt help onboarding capability color colour palette timezone")
 	// sessionObjects are started and stopped as plumbing.
 	sessionObjects = words("session search recording tracing trace video connection server browser page tab job highlight process")
 	// webSearchContext names search providers.
-	searchProviders = words("brave exa tavily perplexity serp serper serpapi kagi duckduckgo bing google searxng jina search web")
+	// (Google and Bing are left out: a google-calendar server is no search.)
+	searchProviders = words("brave exa tavily perplexity serp serper serpapi kagi duckduckgo searxng jina search web")
 	codeHosts       = words("github gitlab gitea bitbucket codeberg forgejo")
 	browserContext  = words("browser playwright puppeteer browserbase stagehand chrome chromium selenium webdriver")
 	// urlParams name a URL the tool contacts.
@@ -73,6 +85,8 @@ func anyOf(ws []string, set map[string]bool) string {
 // its server's name and package, and its parameters.
 type context struct {
 	codeHost, browser, searchProvider, local, git bool
+	calendar                                      bool   // the server or tool is a calendar
+	desc                                          string // the tool's description
 }
 
 func toolContext(def ToolDef, r reading, service map[string]bool, local bool) context {
@@ -89,6 +103,8 @@ func toolContext(def ToolDef, r reading, service map[string]bool, local bool) co
 	c.searchProvider = anyOf(mapKeys(service), searchProviders) != ""
 	c.git = slices.Contains(r.tokens, "git") && !c.codeHost
 	c.local = local
+	c.calendar = service["calendar"] || slices.Contains(r.tokens, "calendar") || mentions(def.Description, "calendar")
+	c.desc = def.Description
 	return c
 }
 
@@ -185,6 +201,7 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 	}
 	classes := append([]verbClass{r.class}, r.also...)
 	reads := false
+	localOnly := false // a write the reader kept on the machine
 	for _, cl := range classes {
 		switch cl {
 		case vRead, vSearch, vWeb:
@@ -194,17 +211,39 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 				add(rl, "%s reads %s (%s %q)", src, w, "verb", verb)
 			}
 		case vNav:
+			if !r.hasURL && anyOf(r.objects, words("back forward reload refresh history")) != "" {
+				// Back, forward, reload: pages already visited, no new host.
+				why = append(why, fmt.Sprintf("%s %q moves in the browser's history", src, verb))
+				continue
+			}
 			add(flow.Sink, "%s navigates (%q)", src, verb)
 		case vWrite:
-			if len(r.objects) == 0 && (numericOnly(def) || descriptionObject(def.Description, "number")) {
+			if (len(r.objects) == 0 || r.descObjs) && (numericOnly(def) || descriptionObject(def.Description, "number")) {
 				why = append(why, fmt.Sprintf("%s %q computes on numbers", src, verb))
 				continue
 			}
 			if isLocalWrite(def, r, c) {
-				why = append(why, fmt.Sprintf("%s %q changes local state only", src, verb))
+				localOnly = true
+				switch {
+				case c.git && (r.verb == "pull" || r.verb == "fetch"):
+					add(flow.Private|flow.Untrusted, "%s %q brings others' commits from the remote", src, verb)
+				case listMode(def):
+					add(flow.Private, "%s %q changes local state and also lists it", src, verb)
+				default:
+					why = append(why, fmt.Sprintf("%s %q changes local state only", src, verb))
+				}
 				continue
 			}
 			add(flow.Sink, "%s %q changes a remote service", src, verb)
+			if (r.verb == "manage" || r.verb == "management") && listMode(def) {
+				add(flow.Private, "it also lists what it manages")
+			}
+			if c.git && r.verb == "clone" {
+				add(flow.Untrusted, "a clone brings others' code")
+			}
+			if httpVerb[r.verb] && r.hasURL && allOf(r.objects, words("http request")) {
+				add(flow.Untrusted, "an HTTP %s returns what the URL answers", strings.ToUpper(r.verb))
+			}
 			if o := anyOf(r.objects, secretObjects); o != "" && (verb == "create" || verb == "rotate" || verb == "add") {
 				add(flow.Private, "creating a %s returns the secret", o)
 			}
@@ -246,7 +285,7 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 					add(flow.Untrusted, "what a URL returns is the web's")
 				}
 			}
-		case urlParam(p) && !l.Has(flow.Sink) && r.class == vWrite:
+		case urlParam(p) && !l.Has(flow.Sink) && r.class == vWrite && !localOnly:
 			add(flow.Sink, "parameter %q is a URL", p.Name)
 		case addressee(p) && !reads && !l.Has(flow.Sink) && r.class != vSession && r.class != vIdle:
 			add(flow.Sink, "parameter %q names a recipient", p.Name)
@@ -260,6 +299,66 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 		}
 	}
 	return l, "heuristic: " + strings.Join(slices.Compact(why), ", "), decided
+}
+
+// httpVerb are HTTP methods that can be a whole name (playwright_post,
+// http_put_request): with a URL to request, the tool returns what that
+// URL answers. post_webpage publishes a page instead.
+var httpVerb = words("get post put patch delete head")
+
+// listMode reports a local write that can also list what it manages
+// ("Manage branches: list all branches, …", a dry run that previews):
+// its result holds the user's local data.
+func listMode(def ToolDef) bool {
+	d := strings.ToLower(def.Description)
+	if i := strings.IndexAny(d, ".\n"); i >= 0 {
+		d = d[:i+1]
+	}
+	full := strings.ToLower(def.Description)
+	for _, w := range []string{"list ", "list,", "lists ", "show "} {
+		if strings.Contains(d, w) {
+			return true
+		}
+	}
+	for _, w := range []string{"dry-run", "dry run", "preview", "returns a repository snapshot", "snapshot (status"} {
+		if strings.Contains(full, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// sentOnly reports mail the user sent: the name or the description's
+// first sentence says sent and nothing says received.
+func sentOnly(desc string, objs []string) bool {
+	d := strings.ToLower(desc)
+	if i := strings.IndexAny(d, ".\n"); i >= 0 {
+		d = d[:i]
+	}
+	if slices.Contains(objs, "sent") {
+		return !mentions(d, receivedMail...)
+	}
+	return mentions(d, sentMail...) && !mentions(d, receivedMail...)
+}
+
+// head is a name's last object: get_pull_request_status is about a
+// status, list_forum_channels about channels.
+func head(objs []string) string {
+	if len(objs) == 0 {
+		return ""
+	}
+	return objs[len(objs)-1]
+}
+
+// mentions reports a description that names any of ws.
+func mentions(desc string, ws ...string) bool {
+	d := strings.ToLower(desc)
+	for _, w := range ws {
+		if strings.Contains(d, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func orWord(a, b string) string {
@@ -283,6 +382,10 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	if o := has(plumbingObjects); o != "" && len(objs) == 1 {
 		return 0, ""
 	}
+	if h := head(objs); plumbingHeads[h] && class != vSearch && has(convoObjects) == "" && has(collabObjects) == "" {
+		// get_codegen_session: about the server's own plumbing.
+		return 0, ""
+	}
 	if o := has(words("crawl scrape")); o != "" {
 		return flow.Untrusted, "a crawl's pages from the web"
 	}
@@ -294,7 +397,13 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	if o := has(metaObjects); o != "" {
 		return flow.Private, fmt.Sprintf("the user's own %s data", o)
 	}
+	if h := head(objs); directoryObjects[h] && !c.codeHost && len(objs) > 1 {
+		return flow.Private, fmt.Sprintf("a directory of the user's %ss", h)
+	}
 	if o := has(convoObjects); o != "" {
+		if (o == "email" || o == "mail") && sentOnly(c.desc, objs) {
+			return flow.Private, "mail the user sent"
+		}
 		return pu, fmt.Sprintf("%ss others sent", o)
 	}
 	if slices.Contains(objs, "channel") && has(words("history thread conversation")) != "" {
@@ -306,6 +415,12 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 		}
 		if slices.Contains(objs, "merge") && slices.Contains(objs, "request") {
 			return pu, "merge requests others write"
+		}
+		if h := head(objs); class == vSearch && (h == "org" || h == "organization") {
+			return flow.Untrusted, "organisations' public profiles"
+		}
+		if has(words("advisory")) != "" && has(words("repository repo org organization")) != "" {
+			return flow.Private, "the repository's own advisories"
 		}
 		if o := has(userObjects); o != "" && has(selfObjects) == "" {
 			return flow.Untrusted, fmt.Sprintf("any %s's public profile", o)
@@ -330,7 +445,7 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 		}
 		return pu, fmt.Sprintf("%ss others write", o)
 	}
-	if slices.Contains(objs, "event") && (slices.Contains(objs, "calendar") || slices.Contains(r.tokens, "calendar")) {
+	if slices.Contains(objs, "event") && c.calendar {
 		return pu, "calendar events (invitations from others)"
 	}
 	if c.browser {
@@ -338,10 +453,11 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 			return flow.Untrusted, fmt.Sprintf("the %s the browser shows", orWord(o, "page"))
 		}
 	}
-	if o := has(webObjects); o != "" && !(o == "page" && !c.browser && class != vWeb && r.verb != "fetch" && !r.hasURL) {
+	if o := has(webObjects); o != "" && !(o == "page" && !c.browser && class != vWeb && r.verb != "fetch" && !r.hasURL) &&
+		!((o == "url" || o == "link") && len(objs) > 1 && !r.hasURL) { // get_project_url: a URL of the user's own project
 		return flow.Untrusted, fmt.Sprintf("%ss from the web", o)
 	}
-	if class == vWeb || len(objs) == 0 && (r.verb == "fetch" || r.verb == "browse") {
+	if class == vWeb || len(objs) == 0 && (r.verb == "fetch" || r.verb == "browse") || r.verb == "research" {
 		return flow.Untrusted, "the web"
 	}
 	if class == vSearch {
@@ -354,6 +470,10 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	}
 	if len(objs) == 0 && r.class == vRead && r.fromDesc && c.searchProvider {
 		return flow.Untrusted, "results from the provider"
+	}
+	if c.searchProvider && class == vRead && has(localObjects) == "" && has(selfObjects) == "" && has(secretObjects) == "" {
+		// A search provider's reads return what it found on the web.
+		return flow.Untrusted, "results from the search provider"
 	}
 	return flow.Private, "the user's own data" + objectList(objs)
 }

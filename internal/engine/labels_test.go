@@ -116,3 +116,66 @@ func TestSplitName(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelGeneralRules: one invented tool per class of mistake the
+// reader made on real catalogues (testdata/catalogues), each labelled the
+// way that set's rules label the real ones.
+func TestLabelGeneralRules(t *testing.T) {
+	const (
+		P = flow.Private
+		U = flow.Untrusted
+		S = flow.Sink
+	)
+	str := func(name string, required bool) Param { return Param{Name: name, Type: "string", Required: required} }
+	tests := []struct {
+		server, name, desc string
+		schema             []Param
+		want               flow.Labels
+	}{
+		// A modifier before a verb: the verb after it decides.
+		{"crm", "crm_batch_read_contacts", "", []Param{str("ids", true)}, P},
+		{"crm", "crm_bulk_delete_contacts", "", []Param{str("ids", true)}, S},
+		// pull/merge before request are nouns; request alone is a verb.
+		{"forge", "pull_request_get", "", []Param{str("owner", true), str("repo", true)}, P | U},
+		{"forge", "request_reviewer", "", []Param{str("owner", true), str("repo", true)}, S},
+		{"desk", "respond_to_ticket", "", nil, S},
+		{"mailer", "compose_newsletter", "", nil, S},
+		// The server's own name inside a name is no object.
+		{"tavily", "lookup_answer_tavily", "", []Param{str("query", true)}, U},
+		// A bare verb: the description names its object.
+		{"dropbox", "search", "Search for files in the user's Dropbox", []Param{str("query", true)}, P},
+		// Local git: list modes read, pull brings others' commits, clone is a sink.
+		{"git", "git_branch", "Manage branches: list, create or delete branches.", []Param{str("path", false), str("mode", false)}, P},
+		{"git", "git_pull", "Pull changes from the remote.", []Param{str("path", false)}, P | U},
+		{"git", "git_clone", "Clone a repository.", []Param{str("url", true), str("path", true)}, U | S},
+		{"git", "git_remote", "Manage remotes: list remotes or add one.", []Param{str("path", false), str("url", false)}, P},
+		// A calendar server's events are invitations.
+		{"calendar", "list_events", "", nil, P | U},
+		// Mail the user sent is private only.
+		{"mailer", "list_emails", "List emails sent through the API.", nil, P},
+		{"mailer", "list_emails", "List emails received at the inbox.", nil, P | U},
+		// A head that is a directory: the user's own.
+		{"chat", "get_forum_channels", "", nil, P},
+		// A whole-name HTTP method with a URL returns the answer.
+		{"browser", "browser_http_post", "", []Param{str("url", true), str("body", false)}, U | S},
+		// History navigation visits no new host; closing the server's own browser is plumbing.
+		{"browser", "browser_go_back", "", nil, 0},
+		{"browser", "browser_close", "", nil, 0},
+		{"browser", "session_create", "Create a browser session", nil, 0},
+		// Searching a code host for organisations returns their profiles.
+		{"github", "search_orgs", "", []Param{str("query", true)}, U},
+		// A manage tool that lists is also a read.
+		{"mailer", "manage_webhooks", "Manage webhooks: list, create or delete them.", nil, P | S},
+		{"db", "generate_types", "", nil, P},
+		{"crm", "research_company", "", []Param{str("name", true)}, U},
+		{"hosting", "get_project_url", "", []Param{str("project_id", true)}, P},
+		{"hosting", "update_auth_config", "", []Param{str("project_id", true)}, S},
+	}
+	pol := mustPolicy(t, "version: 1\n")
+	for _, tt := range tests {
+		got := LabelWith(pol, tt.server, ToolDef{Name: tt.name, Description: tt.desc, Schema: tt.schema}, LabelOptions{NoRegistry: true})
+		if got.Labels != tt.want {
+			t.Errorf("%s/%s: labels %s, want %s (why %q)", tt.server, tt.name, got.Labels, tt.want, got.Why)
+		}
+	}
+}

@@ -35,7 +35,7 @@ func init() {
 	for class, ws := range map[verbClass]string{
 		vRead: "return take capture get list query find fetch read view describe show retrieve lookup look export count check status stat stats " +
 			"download explain inspect analyze analyse summarize summarise resolve validate verify diff log logs info detail details " +
-			"preview print load cat open scan discover compare poll head tail tree blame whoami lint aggregate search_in",
+			"preview print load cat open scan discover compare poll head tail tree blame whoami lint aggregate search_in observe generate",
 		vSearch: "search ask research answer",
 		vWeb:    "scrape crawl browse extract map visit",
 		vNav:    "navigate goto go",
@@ -46,9 +46,10 @@ func init() {
 			"like upvote vote lock unlock pin unpin enable disable rotate revoke grant notify forward email message tweet dm book " +
 			"reserve order buy purchase sign save store import sync commit checkout reset rebase stash revert tag init clone pull " +
 			"replace rerun retry restart cleanup clean purge empty invalidate confirm accept decline reject dismiss link unlink " +
-			"manage management handle configure register unregister duplicate copy batch bulk upsert increment decrement",
+			"manage management handle configure register unregister duplicate copy batch bulk upsert increment decrement " +
+			"respond rsvp compose replay pause unpause request",
 		vExec:     "execute exec run eval evaluate invoke call shell interact",
-		vUI:       "click type fill select press drag drop tap submit_form dblclick",
+		vUI:       "click type fill select press drag drop tap submit_form dblclick act",
 		vIdle:     "hover scroll wait sleep focus",
 		vSession:  "connect disconnect login logout auth authenticate reconnect ping echo toggle start stop kill terminate end resize",
 		vFeedback: "feedback",
@@ -57,6 +58,27 @@ func init() {
 			verbClasses[w] = class
 		}
 	}
+}
+
+// modifierVerbs qualify the verb after them: batch_read_objects reads,
+// bulk_update_issues writes. Alone they are the verb.
+var modifierVerbs = words("batch bulk")
+
+// nounAfter are verbs that are nouns before these words: a pull request
+// is read, not pulled; a merge request is read, not merged.
+var nounAfter = map[string]string{"pull": "request", "merge": "request"}
+
+// nounVerbAt reports that ws[i] is a verb word used as a noun there: a
+// modifier with a verb after it, or pull/merge before request.
+func nounVerbAt(ws []string, i int) bool {
+	if i+1 >= len(ws) {
+		return false
+	}
+	next := ws[i+1]
+	if modifierVerbs[ws[i]] && isVerb(next) {
+		return true
+	}
+	return nounAfter[ws[i]] != "" && stem(next) == nounAfter[ws[i]]
 }
 
 // httpMethods start names generated from OpenAPI operations
@@ -76,6 +98,7 @@ type reading struct {
 	also     []verbClass // further verbs joined by "or"/"and" (get_or_create_label)
 	objects  []string    // stemmed object words
 	fromDesc bool        // the verb came from the description
+	descObjs bool        // the objects came from the description (the name was a bare verb)
 	hasURL   bool        // a parameter is a URL the tool requests
 }
 
@@ -106,7 +129,7 @@ func readDef(def ToolDef, service map[string]bool) reading {
 	r.words = ws
 	vi := -1
 	for i, w := range ws {
-		if isVerb(w) && !((nounVerb[w] || nounVerb[stem(w)]) && i > 0) {
+		if isVerb(w) && !((nounVerb[w] || nounVerb[stem(w)]) && i > 0) && !nounVerbAt(ws, i) {
 			vi = i
 			break
 		}
@@ -138,7 +161,7 @@ func readDef(def ToolDef, service map[string]bool) reading {
 	}
 	if vi < 0 {
 		for i, w := range ws {
-			if isVerb(w) {
+			if isVerb(w) && !nounVerbAt(ws, i) {
 				vi = i
 				break
 			}
@@ -156,7 +179,9 @@ func readDef(def ToolDef, service map[string]bool) reading {
 	}
 	r.objects = append(r.objects, dropped...)
 	for i, w := range ws {
-		if i == vi || i == method || stopWords[w] {
+		// A service word names the server wherever it stands
+		// (get_code_context_exa, search_sentry_tools): not an object.
+		if i == vi || i == method || stopWords[w] || service[w] && len(ws) > 1 {
 			continue
 		}
 		if i > vi && vi >= 0 && i > 0 && (ws[i-1] == "or" || ws[i-1] == "and") {
@@ -165,6 +190,18 @@ func readDef(def ToolDef, service map[string]bool) reading {
 			}
 		}
 		r.objects = append(r.objects, stem(w))
+	}
+	// A name that is only a verb (search, jira_get): the description
+	// says what it acts on ("Search for files in Google Drive").
+	if len(r.objects) == 0 && vi >= 0 {
+		if v, _, objs := descriptionVerb(def.Description); v != "" {
+			for _, o := range objs {
+				if !service[o] && !knownService[o] {
+					r.objects = append(r.objects, o)
+				}
+			}
+			r.descObjs = len(r.objects) > 0
+		}
 	}
 	r.refine()
 	return r
@@ -176,7 +213,8 @@ func readDef(def ToolDef, service map[string]bool) reading {
 func (r *reading) refine() {
 	has := func(set map[string]bool) bool { return anyOf(r.objects, set) != "" }
 	switch {
-	case slices.Contains(r.objects, "feedback"):
+	case slices.Contains(r.objects, "feedback") && !has(words("link url form")):
+		// A link to a feedback form is built, not feedback submitted.
 		r.class = vFeedback
 	case r.verb == "resolve" && has(words("thread comment discussion conversation issue")):
 		r.class = vWrite
@@ -185,6 +223,15 @@ func (r *reading) refine() {
 	case r.verb == "interact" && !has(execObjects):
 		r.class = vUI
 	case (r.verb == "close" || r.verb == "open" && has(words("browser tab")) || r.verb == "launch") && has(sessionObjects):
+		r.class = vSession
+	case len(r.words) > 1 && r.class != vSession && words("stop end close")[r.words[len(r.words)-1]]:
+		// firecrawl_interact_stop: ends what the verb started.
+		r.class = vSession
+	case r.verb == "close" && len(r.objects) == 0:
+		// close with nothing named closes the server's own session.
+		r.class = vSession
+	case (r.verb == "create" || r.verb == "start" || r.verb == "open") && len(r.objects) > 0 && allOf(r.objects, sessionObjects):
+		// browserbase_session_create: the user's own session, plumbing.
 		r.class = vSession
 	case has(words("mouse pointer cursor")) && (r.verb == "move" || r.class == vIdle || slices.Contains(r.objects, "wheel")):
 		r.class = vIdle
@@ -196,7 +243,16 @@ func (r *reading) refine() {
 // nounVerb are words that are verbs only when nothing else is: "status"
 // in get_pull_request_status is an object.
 var nounVerb = words("status stat stats log logs diff info detail details tree blame head tail map order message email comment tag " +
-	"post link feedback lint scan check type end view export count config set sign store")
+	"post link feedback lint scan check type end view export count config set sign store request")
+
+func allOf(ws []string, set map[string]bool) bool {
+	for _, w := range ws {
+		if !set[w] {
+			return false
+		}
+	}
+	return true
+}
 
 func isVerb(w string) bool { _, c := verbOf(w); return c != vNone }
 
@@ -220,7 +276,7 @@ var knownService = words("slack github gitlab kv d1 r2 notion linear stripe jira
 	"sentry figma airtable hubspot todoist trello asana supabase vercel netlify cloudflare aws azure gcp mongodb mongo redis " +
 	"postgres mysql sqlite docker k8s kubectl helm git npm pypi brave exa tavily perplexity firecrawl puppeteer playwright " +
 	"browserbase stagehand obsidian resend twilio sendgrid mailgun shopify zendesk intercom salesforce dropbox box onedrive " +
-	"sharepoint teams outlook calendar youtube twitter reddit spotify api mcp")
+	"sharepoint teams outlook calendar youtube twitter reddit spotify maps api mcp")
 
 // stem reduces an object word to its singular.
 func stem(w string) string {
