@@ -52,6 +52,11 @@ func Clean(text string) Cleaned {
 // needsCleaning reports whether cleanText would change s.
 func needsCleaning(s string) bool {
 	for i := 0; i < len(s); {
+		// eight printable ASCII bytes at a time: most of a result is prose
+		if i+8 <= len(s) && printable8(load8(s, i)) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7F {

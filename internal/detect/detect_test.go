@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSeverity(t *testing.T) {
@@ -393,5 +394,57 @@ func TestMultilingual(t *testing.T) {
 		if f, ok := find(ScanText("r", c.conceal), detConceal); !ok || f.Severity != High {
 			t.Errorf("%s: %q not flagged as conceal-from-user: %v", c.lang, c.conceal, ScanText("r", c.conceal))
 		}
+	}
+}
+
+// TestNeedsCleaningBlocks holds needsCleaning, which skips printable ASCII
+// eight bytes at a time, to the byte-by-byte test: each byte value, and
+// each mutation snippet, at every offset of a block of printable text.
+func TestNeedsCleaningBlocks(t *testing.T) {
+	slow := func(s string) bool {
+		for i := 0; i < len(s); {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7F {
+					return true
+				}
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if isTag(r) || isVS(r) || isZeroWidth(r) || isBidiControl(r) || (r >= 0x80 && r <= 0x9F) || (r == utf8.RuneError && size == 1) {
+				return true
+			}
+			i += size
+		}
+		return false
+	}
+	base := "The quick brown fox jumps over the lazy dog ~!{}|"
+	var ins []string
+	for c := 0; c < 256; c++ {
+		ins = append(ins, string([]byte{byte(c)}))
+	}
+	ins = append(ins, mutationSnippets...)
+	flagged := 0
+	for _, x := range ins {
+		for at := 0; at <= 24; at++ {
+			s := base[:at] + x + base[at:]
+			if got, want := needsCleaning(s), slow(s); got != want {
+				t.Fatalf("needsCleaning(%q) = %v, want %v", s, got, want)
+			}
+			if slow(s) {
+				flagged++
+			}
+		}
+	}
+	for w := uint64(0); w < 256; w++ {
+		x := 0x4141414141414141&^(0xFF<<24) | w<<24
+		want := w >= 0x20 && w < 0x7F
+		if got := printable8(x); got != want {
+			t.Errorf("printable8 with byte %#x = %v, want %v", w, got, want)
+		}
+	}
+	if flagged == 0 {
+		t.Fatal("no text needed cleaning: the test tests nothing")
 	}
 }

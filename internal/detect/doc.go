@@ -199,9 +199,10 @@
 //
 // A text is read once. One pass normalises it, cuts it into tokens and
 // walks each token through the lexicon (a double-array trie, 36 KB) as its
-// bytes arrive; on the way it notes where markup, paths and commands can
-// start, whether the text holds any control character or any invisible or
-// look-alike character, and which lexicon words it holds. The detectors
+// bytes arrive, a few kilobytes behind the normaliser at most, so that it
+// reads them from the cache; on the way it notes where markup, paths and
+// commands can start, whether the text holds any control character or any
+// invisible or look-alike character, and which lexicon words it holds. The detectors
 // start from that instead of each reading the whole text again, and a
 // detector with nothing to look at does not run.
 //
@@ -215,7 +216,10 @@
 // inputs (1 MB of "<", of "ignore ", of zero-width characters, of nested
 // HTML, of "[INST]" fragments…) to 50 ms of CPU, scaled on machines slower
 // than a reference loop expects; BenchmarkScanText4KB reports the median
-// for a 4 KB result (the goal is 200 µs) and BenchmarkScanCatalogue100 a
+// for a 4 KB result (the goal is 200 µs), BenchmarkScanText64KB and
+// BenchmarkScanText1MB the same for larger results (with cpu-MB/s, the
+// throughput at the median CPU time, which other processes on a shared
+// machine distort less than wall time), and BenchmarkScanCatalogue100 a
 // 100-tool catalogue.
 //
 // reference_test.go keeps the scanner as it was before the single pass;

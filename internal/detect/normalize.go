@@ -444,10 +444,9 @@ func newView(s string) *view {
 		segs = make([]seg, 0, len(s)/64+4)
 	}
 	// the tokens' buffer grows when the first token that does not fit
-	// begins, to room for one token per six bytes of the text left (at
-	// least double), so a text that normalises to little (a megabyte of
+	// begins, to room for the tokens of the text left (see grow), so a text that normalises to little (a megabyte of
 	// zero-width characters) costs no buffer for tokens it will never have
-	tz := tokenizer{toks: v.toks[:0], pending: tokSentStart,
+	tz := tokenizer{toks: v.toks[:0], pending: tokSentStart, size: len(s),
 		marks: [3][]int32{v.marks[0][:0], v.marks[1][:0], v.marks[2][:0]}}
 	lin := false       // the last segment is linear
 	linSrc := int32(0) // where the next byte continues it in src
@@ -587,7 +586,9 @@ func newView(s string) *view {
 			}
 			k := 1
 			if i+1 < len(s) && (s[i+1] >= ' ' && s[i+1] < 0x7F || s[i+1] == '\n') {
-				k = asciiRun(norm[len(norm):cap(norm)], s, i)
+				// at most asciiChunk bytes at a time, so that the
+				// tokeniser reads them while they are in the cache
+				k = asciiRun(norm[len(norm):min(cap(norm), len(norm)+asciiChunk)], s, i)
 				norm = norm[:len(norm)+k]
 			} else {
 				// a run of one byte, before a control ("\x1b[\x1b[…")
@@ -694,6 +695,12 @@ func (v *view) tokSpan(a, b int) (int, int) {
 // the cache.
 const feedChunk = 256
 
+// asciiChunk is the most printable ASCII asciiRun copies in one call. A
+// text of plain prose is one run from end to end: copied whole, the
+// tokeniser would read a megabyte back after it had left the cache, and
+// the tokens' buffer would grow with no idea yet of the text's density.
+const asciiChunk = 4096
+
 // tokenizer splits the normalised text into word tokens (runs of letters
 // and digits) and single-character CJK tokens, records the punctuation
 // between them as flags, and resolves each token against the lexicon as
@@ -716,6 +723,7 @@ type tokenizer struct {
 	inWord  bool
 	wait    byte // '.' or '\n': the separator at norm[pos-1] waits for the next byte
 	left    int  // how much of the source text is left, from the stretch being fed on
+	size    int  // the length of the source text
 }
 
 // feed tokenises norm[tz.pos:].
@@ -900,13 +908,25 @@ func (tz *tokenizer) begin(i int) {
 	tz.state = 0
 }
 
-// grow makes room for the tokens of the rest of the text: one per six
-// bytes of the source left, and at least double. (Not inlined, so that
-// begin is.)
+// grow makes room for the tokens of the rest of the text. Until 16 KB of
+// the source is read it doubles the buffer; after that it makes room for
+// as many tokens as the text left holds at the density seen so far, plus
+// an eighth. (A fixed guess of one token per six bytes fell short on
+// ordinary prose, which runs nearer one per five, and cost a second buffer
+// twice the size of the first and a copy into it.) It grows by half at
+// least, so that text that turns denser as it goes is copied a bounded
+// number of times over; a text that normalises to little (a megabyte of
+// zero-width characters) costs no buffer for tokens it will never have.
+// (Not inlined, so that begin is.)
 //
 //go:noinline
 func (tz *tokenizer) grow() {
-	n := make([]token, len(tz.toks), max(2*len(tz.toks), len(tz.toks)+tz.left/6)+16)
+	est := len(tz.toks)
+	if read := tz.size - tz.left; read >= 16<<10 {
+		est = int(int64(tz.left) * int64(len(tz.toks)) / int64(read))
+		est += est / 8
+	}
+	n := make([]token, len(tz.toks), len(tz.toks)+max(len(tz.toks)/2, est)+16)
 	copy(n, tz.toks)
 	tz.toks = n
 }
@@ -1072,13 +1092,25 @@ var markStarts = [3]*byteSet{markMarkup: markupStart, markPath: pathAnchors, mar
 func (tz *tokenizer) mark(kinds uint8, i int) {
 	for k := range tz.marks {
 		if kinds&(1<<k) != 0 {
-			tz.marks[k] = append(tz.marks[k], int32(i))
+			tz.marks[k] = appendMark(tz.marks[k], int32(i))
 			if n := len(tz.marks[k]); n > 256 && n*16 > i {
 				tz.dense |= 1 << k
 				tz.marks[k] = tz.marks[k][:0]
 			}
 		}
 	}
+}
+
+// appendMark appends i to a list of marks, doubling it when full: append
+// grows a large slice by a quarter at a time, and on a megabyte of text
+// the copies left behind came to twice the lists themselves.
+func appendMark(m []int32, i int32) []int32 {
+	if len(m) == cap(m) {
+		n := make([]int32, len(m), 2*cap(m)+64)
+		copy(n, m)
+		m = n
+	}
+	return append(m, i)
 }
 
 // markCursor walks one of view.marks.

@@ -85,3 +85,19 @@ func nextNonASCII(s string, i int) int {
 	}
 	return len(s)
 }
+
+// load8 returns the eight bytes of s at i (i+8 <= len(s)), the first in
+// the low byte.
+func load8(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// printable8 reports whether all eight bytes of x are printable ASCII
+// (0x20 to 0x7E): no byte is below 0x20 (the borrow test is exact when no
+// byte has its high bit set, and one that has is caught by the second
+// test), and none reaches 0x7F.
+func printable8(x uint64) bool {
+	return (x-0x2020202020202020)&^x&0x8080808080808080|(x+0x0101010101010101|x)&0x8080808080808080 == 0
+}
