@@ -115,7 +115,7 @@ var intentRules = []phraseRule{
 	// definition is read by a model choosing between tools, so praise,
 	// endorsements, urgency and put-downs of the alternatives in it are
 	// aimed at that choice. Descriptions of real tools say what a tool
-	// does, not who trusts it (none of 1,400 real definitions in
+	// does, not who trusts it (none of 1,657 real definitions in
 	// testdata/poisoning and testdata/catalogues uses these phrases).
 	// In a result (a web page, an advertisement) they are ordinary text.
 	{detector: detPrefer, pattern: "{this|it} {is|s} the {premium|advanced|enhanced|professional|pro|ultimate|upgraded|improved|elite|superior|enterprise|deluxe|vip|exclusive|optimized|optimised|supercharged|turbo|turbocharged|next generation|next gen|superior quality} {version|edition|variant|release|implementation|alternative|replacement|tier}", def: Medium, res: Low, mention: true,
