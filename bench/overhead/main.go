@@ -185,6 +185,7 @@ func main() {
 	quick := flag.Bool("quick", false, "a few calls per measurement, for tests (the numbers mean little)")
 	weir := flag.String("weir", "", "prebuilt weir binary (default: go build ./cmd/weir into a temporary folder)")
 	servers := flag.String("servers", "go-echo,server-everything", "servers to measure, comma-separated")
+	keep := flag.Bool("keep", false, "keep the temporary folder (weir homes, state files) and print its path")
 	only := flag.String("only", "latency,long,list", "parts to measure, comma-separated: latency (latency, throughput and peak RSS per server), long (the long session), list (tools/list of a large catalogue); parts not measured are kept from the existing results file")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./bench/overhead [-o FILE] [--quick] [--weir PATH] [--servers LIST] [--only PARTS]\n\n")
@@ -195,7 +196,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	o := options{out: *out, quick: *quick, weir: *weir, args: os.Args[1:], parts: list(*only)}
+	o := options{out: *out, quick: *quick, weir: *weir, args: os.Args[1:], parts: list(*only), keep: *keep}
 	o.servers = list(*servers)
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "overhead:", err)
@@ -209,6 +210,7 @@ type options struct {
 	weir    string
 	servers []string
 	parts   []string // latency, long, list
+	keep    bool
 	args    []string // for the record
 }
 
@@ -282,7 +284,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	if o.keep {
+		defer fmt.Fprintln(os.Stderr, "kept", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
 	bin, err := build(root, tmp, o.weir)
 	if err != nil {
 		return err

@@ -142,3 +142,34 @@ func TestEvictionBoundsTheSession(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenIndexSpillsClusteredKeys: keys that all want the same slots (not
+// keyed hashes: small numbers, whose top bits are zero) spill into the map
+// and are still found, through resizes, with every source.
+func TestOpenIndexSpillsClusteredKeys(t *testing.T) {
+	var x openIndex
+	for i := range 5000 {
+		x.grow(1)
+		x.add(uint64(i), int32(i%3))
+		if i%7 == 0 {
+			x.add(uint64(i), 5)
+		}
+	}
+	if len(x.spill) == 0 {
+		t.Fatal("no key spilled")
+	}
+	for i := range 5000 {
+		got := x.lookup(nil, uint64(i))
+		want := []int32{int32(i % 3)}
+		if i%7 == 0 {
+			want = append(want, 5)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("key %d: sources %v, want %v", i, got, want)
+		}
+	}
+	g := x.sorted()
+	if !slices.IsSorted(g.keys) || len(g.keys) != 5000+5000/7+1 {
+		t.Fatalf("sealed: %d keys, sorted %v", len(g.keys), slices.IsSorted(g.keys))
+	}
+}
