@@ -33,6 +33,10 @@ type LongSession struct {
 type Memory struct {
 	RSSMB float64 `json:"rss_mb"`
 	HWMMB float64 `json:"hwm_mb"`
+	// AnonMB and FileMB split RSSMB: anonymous memory (heap, stacks) and
+	// file-backed pages (the binary's, shared by every weir process).
+	AnonMB float64 `json:"anon_mb"`
+	FileMB float64 `json:"file_mb"`
 }
 
 // LongCheckpoint is the proxy and its state file after Results results.
@@ -62,8 +66,8 @@ type JoinResult struct {
 	FromStartMaxMS   float64 `json:"from_start_max_ms"`
 	FromRequestMS    float64 `json:"from_request_p50_ms"`
 	FromRequestMaxMS float64 `json:"from_request_max_ms"`
-	// Memory is the largest of the joining proxies right after the
-	// decision.
+	// Memory is the joining proxy with the largest RSS right after the
+	// decision (HWMMB: the largest peak).
 	Memory
 	// Rule is the rule that blocked the call (every sample must block).
 	Rule string `json:"rule"`
@@ -87,7 +91,7 @@ session:
   max_bytes: 64MiB
 `
 
-var ruleRE = regexp.MustCompile(`\bflow\.[a-z_]+\b|\brule [a-z0-9_.-]+`)
+var ruleRE = regexp.MustCompile(`\(rule ([a-z0-9_.-]+)\)`)
 
 // longSession feeds one proxy lp.Checkpoints[last] private results of
 // lp.ResultBytes, each a different text, one call at a time, reading its
@@ -199,7 +203,10 @@ func join(env, argv []string, lp LongPlan) (*JoinResult, error) {
 			if check(r.line) == nil {
 				return fmt.Errorf("the joining proxy allowed a send quoting the session's private data: %.300s", r.line)
 			}
-			rule := ruleRE.FindString(text)
+			var rule string
+			if m := ruleRE.FindStringSubmatch(text); m != nil {
+				rule = m[1]
+			}
 			if rule == "" {
 				return fmt.Errorf("the joining proxy's block names no rule: %.300s", text)
 			}
@@ -211,7 +218,10 @@ func join(env, argv []string, lp LongPlan) (*JoinResult, error) {
 			if err != nil {
 				return err
 			}
-			j.RSSMB, j.HWMMB = max(j.RSSMB, m.RSSMB), max(j.HWMMB, m.HWMMB)
+			if m.RSSMB > j.RSSMB {
+				j.Memory = m
+			}
+			j.HWMMB = max(j.HWMMB, m.HWMMB)
 			return nil
 		}()
 		if err != nil {
@@ -234,7 +244,12 @@ func memory(pid int) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	return Memory{RSSMB: sysinfo.Round(float64(rss)/1024, 1), HWMMB: sysinfo.Round(float64(hwm)/1024, 1)}, nil
+	anon, file, err := sysinfo.Resident(pid)
+	if err != nil {
+		return Memory{}, err
+	}
+	mb := func(kb int) float64 { return sysinfo.Round(float64(kb)/1024, 1) }
+	return Memory{RSSMB: mb(rss), HWMMB: mb(hwm), AnonMB: mb(anon), FileMB: mb(file)}, nil
 }
 
 // fileMB is a file's size in MB, 0 if it does not exist.
