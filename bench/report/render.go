@@ -739,8 +739,8 @@ func longSession(p *page, in *inputs) {
 		p.line("**These long-session numbers come from a `--quick` run: they show the format, not the cost.**")
 		p.line()
 	}
-	p.f("One `weir run` proxy in front of the Go echo server, with this policy, fed results of %s bytes, each a different text, one call at a time (weir `%s`, %s; %s s in all):\n\n```yaml\n%s```\n\n",
-		thousands(float64(l.ResultBytes)), m.Weir, m.Go, num(m.WallSeconds), l.Policy)
+	p.f("One `weir run` proxy in front of the Go echo server, with this policy, fed results of %s bytes, each a different text, one call at a time (weir `%s`, %s; load average %s before, %s after; %s s in all):\n\n```yaml\n%s```\n\n",
+		thousands(float64(l.ResultBytes)), m.Weir, m.Go, loads(m.LoadBefore), loads(m.LoadAfter), num(m.WallSeconds), l.Policy)
 	rows := [][]string{{"idle (after initialize and tools/list)", "—", mb(l.Idle.RSSMB), mb(l.Idle.HWMMB), mb(l.Idle.AnonMB) + " / " + mb(l.Idle.FileMB), "—", "—"}}
 	for _, c := range l.Checkpoints {
 		rows = append(rows, []string{thousands(float64(c.Results)) + " results", mb(c.PrivateMB), mb(c.RSSMB), mb(c.HWMMB),
@@ -771,8 +771,8 @@ func toolsList(p *page, in *inputs) {
 		p.line("**These tools/list numbers come from a `--quick` run: they show the format, not the cost.**")
 		p.line()
 	}
-	p.f("The Go echo server answers tools/list with the %d tools of `%s` (%s bytes). First listing: the first tools/list of a freshly started path (weir with a new home, so every definition is checked and pinned), %d starts per path; repeated: %d later listings on one connection per path, paths alternating.\n\n",
-		t.Tools, t.Catalogue, thousands(float64(t.ListBytes)), t.Starts, t.Iterations)
+	p.f("The Go echo server answers tools/list with the %d tools of `%s` (%s bytes). First listing: the first tools/list of a freshly started path (weir with a new home, so every definition is checked and pinned), %d starts per path; repeated: %d later listings on one connection per path, paths alternating (load average %s before, %s after).\n\n",
+		t.Tools, t.Catalogue, thousands(float64(t.ListBytes)), t.Starts, t.Iterations, loads(m.LoadBefore), loads(m.LoadAfter))
 	var rows [][]string
 	for _, path := range []string{"direct", "relay", "weir-default"} {
 		f, r := t.First[path], t.Repeated[path]
@@ -853,7 +853,7 @@ func Headline(in *inputs) string {
 		if l := o.LongSession; l != nil && l.Join != nil && len(l.Checkpoints) > 0 {
 			c := l.Checkpoints[len(l.Checkpoints)-1]
 			p.f("**Footprint.** A `weir run` proxy idle: %s resident (%s of it its own, the rest the binary's shared pages). After %s private results of %s bytes: %s resident, state file %s. A proxy joining that session decides its first sink call %s after the request, %s after it was started, at %s resident",
-				mb(l.Idle.RSSMB), mb(l.Idle.AnonMB), thousands(float64(c.Results)), thousands(float64(l.ResultBytes)), mb(c.RSSMB), mb(c.StateDBMB+c.StateWALMB),
+				mb(l.Idle.RSSMB), mb(l.Idle.AnonMB), thousands(float64(c.Results)), thousands(float64(l.ResultBytes)), mb(c.RSSMB), mb(math.Round((c.StateDBMB+c.StateWALMB)*100)/100),
 				ms(l.Join.FromRequestMS), ms(l.Join.FromStartMS), mb(l.Join.RSSMB))
 			if t := o.ToolsList; t != nil {
 				p.f(". `tools/list` of %d real tools: ×%s the direct time at the first listing, ×%s when repeated", t.Tools, num(t.FirstRatio), num(t.RepeatedRatio))
@@ -869,4 +869,12 @@ func Headline(in *inputs) string {
 	}
 	p.line("Every table, the attacks that still get through, and the machine, commit and command behind each number: [RESULTS.md](RESULTS.md). `make results` re-measures everything and regenerates both.")
 	return p.String()
+}
+
+func loads(l []float64) string {
+	var s []string
+	for _, v := range l {
+		s = append(s, num(v))
+	}
+	return strings.Join(s, " ")
 }
