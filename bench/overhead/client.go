@@ -47,6 +47,33 @@ var errClosed = errors.New("connection closed")
 // dial starts argv with env and does the MCP handshake (initialize,
 // notifications/initialized, tools/list).
 func dial(name string, env []string, argv ...string) (*conn, error) {
+	c, err := launch(name, env, argv...)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.handshake(); err != nil {
+		c.close()
+		return nil, err
+	}
+	if _, err := c.call("tools/list", `{}`, 30*time.Second); err != nil {
+		c.close()
+		return nil, err
+	}
+	c.procs = append([]int{c.pid()}, children(c.pid())...)
+	return c, nil
+}
+
+// handshake sends initialize and notifications/initialized.
+func (c *conn) handshake() error {
+	if _, err := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"weir-bench-overhead","version":"1"}}`, 60*time.Second); err != nil {
+		return err
+	}
+	return c.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+}
+
+// launch starts argv with env and its reader, and nothing else: the
+// measurements that time a process's first messages send them themselves.
+func launch(name string, env []string, argv ...string) (*conn, error) {
 	c := &conn{name: name, waiting: map[int]chan reply{}, done: make(chan struct{})}
 	c.cmd = exec.Command(argv[0], argv[1:]...)
 	c.cmd.Env = env
@@ -64,19 +91,6 @@ func dial(name string, env []string, argv ...string) (*conn, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	go c.read(out)
-	if _, err := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"weir-bench-overhead","version":"1"}}`, 60*time.Second); err != nil {
-		c.close()
-		return nil, err
-	}
-	if err := c.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
-		c.close()
-		return nil, err
-	}
-	if _, err := c.call("tools/list", `{}`, 30*time.Second); err != nil {
-		c.close()
-		return nil, err
-	}
-	c.procs = append([]int{c.pid()}, children(c.pid())...)
 	return c, nil
 }
 
@@ -220,6 +234,20 @@ func (c *conn) wait(ch chan reply, timeout time.Duration) (reply, error) {
 		if err := check(r.line); err != nil {
 			return r, fmt.Errorf("%s: %w", c.name, err)
 		}
+		return r, nil
+	case <-c.done:
+		return reply{}, c.failure(c.err)
+	case <-t.C:
+		return reply{}, fmt.Errorf("%s: no answer in %s", c.name, timeout)
+	}
+}
+
+// waitAny waits for the answer to a started request, whatever it says.
+func (c *conn) waitAny(ch chan reply, timeout time.Duration) (reply, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r := <-ch:
 		return r, nil
 	case <-c.done:
 		return reply{}, c.failure(c.err)

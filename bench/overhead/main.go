@@ -42,6 +42,10 @@ type File struct {
 	Meta    Meta            `json:"meta"`
 	Method  Method          `json:"method"`
 	Servers []*ServerResult `json:"servers"`
+	// LongSession and ToolsList carry their own meta: `--only long,list`
+	// re-measures them into a file whose latency part is older.
+	LongSession *LongSession `json:"long_session,omitempty"`
+	ToolsList   *ToolsList   `json:"tools_list,omitempty"`
 }
 
 // Meta says where, when and how the numbers were made.
@@ -69,6 +73,8 @@ type Method struct {
 	Paths       map[string]string `json:"paths"`
 	Latency     []SizePlan        `json:"latency"`
 	Throughput  ThroughputPlan    `json:"throughput"`
+	LongSession LongPlan          `json:"long_session"`
+	ToolsList   ListPlan          `json:"tools_list"`
 	Definitions map[string]string `json:"definitions"`
 }
 
@@ -169,6 +175,8 @@ var definitions = map[string]string{
 	"added_vs_relay":        "Path percentile minus the bare relay's: what Weir costs beyond the unavoidable extra hop.",
 	"proxy_cpu_us_per_call": "CPU time of the proxy process (all threads, from /proc/PID/task/*/schedstat) during the latency loop, divided by its calls.",
 	"throughput":            "N client goroutines each keep one tools/call in flight over the one connection (ids pipelined), for `rounds` rounds of `seconds_per_round`, the paths taking turns round by round after a warm-up; calls_per_sec = calls answered / seconds. p50/p99 are the latencies of those calls under that load.",
+	"long_session":          "One weir run proxy in front of the Go echo server, with a policy that labels its echo tool private and its send tool a sink, is fed results of result_bytes (each a different text), one call at a time, each on a quiet proxy; at each checkpoint its VmRSS and VmHWM (/proc/PID/status) and the sizes of WEIR_HOME's state.db and state.db-wal are read. Then `joins` proxies, one after another, start on the same WEIR_HOME and WEIR_SESSION while the first still runs, and each sends initialize and one send whose body quotes 1 KB of the newest result: from_start is from just before the process is started to that call's answer, from_request from the call's request to its answer.",
+	"tools_list":            "The Go echo server lists a real catalogue (testdata/catalogues) as its tools/list answer. first_listing: the first tools/list after initialize of a freshly started path (weir with a new WEIR_HOME, so every definition is checked and pinned on first use), `starts` starts per path, paths in rotating order; repeated_listing: later tools/list calls on one connection per path, paths alternating, each on quiet processes. Ratios are weir-default's p50 over direct's.",
 	"peak_rss":              "VmHWM of the proxy process (weir run or the relay, not the server) from /proc/PID/status after all latency and throughput work on that server: its peak resident set over the whole run.",
 }
 
@@ -177,8 +185,10 @@ func main() {
 	quick := flag.Bool("quick", false, "a few calls per measurement, for tests (the numbers mean little)")
 	weir := flag.String("weir", "", "prebuilt weir binary (default: go build ./cmd/weir into a temporary folder)")
 	servers := flag.String("servers", "go-echo,server-everything", "servers to measure, comma-separated")
+	keep := flag.Bool("keep", false, "keep the temporary folder (weir homes, state files) and print its path")
+	only := flag.String("only", "latency,long,list", "parts to measure, comma-separated: latency (latency, throughput and peak RSS per server), long (the long session), list (tools/list of a large catalogue); parts not measured are kept from the existing results file")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./bench/overhead [-o FILE] [--quick] [--weir PATH] [--servers LIST]\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./bench/overhead [-o FILE] [--quick] [--weir PATH] [--servers LIST] [--only PARTS]\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -186,12 +196,8 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	o := options{out: *out, quick: *quick, weir: *weir, args: os.Args[1:]}
-	for _, s := range strings.Split(*servers, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			o.servers = append(o.servers, s)
-		}
-	}
+	o := options{out: *out, quick: *quick, weir: *weir, args: os.Args[1:], parts: list(*only), keep: *keep}
+	o.servers = list(*servers)
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "overhead:", err)
 		os.Exit(1)
@@ -203,8 +209,22 @@ type options struct {
 	quick   bool
 	weir    string
 	servers []string
+	parts   []string // latency, long, list
+	keep    bool
 	args    []string // for the record
 }
+
+func list(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+var allParts = []string{"latency", "long", "list"}
 
 // plan returns the sample counts. The full run takes about four minutes
 // on a 2-core machine; see README.md.
@@ -213,12 +233,19 @@ func plan(quick bool) Method {
 	if quick {
 		m.Latency = []SizePlan{{"1KB", 1 << 10, 30, 5}, {"64KB", 64 << 10, 15, 3}, {"1MB", 1 << 20, 5, 1}}
 		m.Throughput = ThroughputPlan{ResultBytes: 1 << 10, Concurrency: []int{1, 8, 64}, Rounds: 1, SecondsPerRound: 0.2, WarmupSeconds: 0.05}
+		m.LongSession = LongPlan{ResultBytes: 4 << 10, Checkpoints: []int{50, 200}, Joins: 1}
+		m.ToolsList = ListPlan{Catalogue: listCatalogue, Starts: 2, Iterations: 5, Warmup: 1}
 		return m
 	}
+	m.LongSession = LongPlan{ResultBytes: 4 << 10, Checkpoints: []int{1000, 5000, 20000}, Joins: 5}
+	m.ToolsList = ListPlan{Catalogue: listCatalogue, Starts: 10, Iterations: 200, Warmup: 20}
 	m.Latency = []SizePlan{{"1KB", 1 << 10, 2000, 200}, {"64KB", 64 << 10, 600, 60}, {"1MB", 1 << 20, 120, 12}}
 	m.Throughput = ThroughputPlan{ResultBytes: 1 << 10, Concurrency: []int{1, 8, 64}, Rounds: 3, SecondsPerRound: 1, WarmupSeconds: 0.3}
 	return m
 }
+
+// listCatalogue is the largest real catalogue in testdata/catalogues.
+const listCatalogue = "testdata/catalogues/gitlab.json"
 
 func run(o options) error {
 	start := time.Now()
@@ -231,44 +258,140 @@ func run(o options) error {
 			return fmt.Errorf("--servers: unknown server %q; want go-echo or server-everything", s)
 		}
 	}
-	f := &File{Method: plan(o.quick)}
-	f.Meta = Meta{
-		Date:       start.UTC().Format(time.RFC3339),
-		Machine:    sysinfo.This(),
-		Go:         runtime.Version(),
-		Command:    strings.Join(append([]string{"go run ./bench/overhead"}, o.args...), " "),
-		Quick:      o.quick,
-		LoadBefore: sysinfo.LoadAvg(),
+	if len(o.parts) == 0 {
+		o.parts = allParts
 	}
-	f.Meta.Commit, f.Meta.Uncommitted = sysinfo.Commit(root)
+	for _, p := range o.parts {
+		if !slices.Contains(allParts, p) {
+			return fmt.Errorf("--only: unknown part %q; want %s", p, strings.Join(allParts, ", "))
+		}
+	}
+	// Parts not measured now are kept from the file this run rewrites.
+	f, err := readResults(o.out)
+	if err != nil {
+		return err
+	}
+	if f == nil {
+		if !slices.Contains(o.parts, "latency") {
+			return fmt.Errorf("--only %s keeps the latency part of %s, which does not exist; measure latency too", strings.Join(o.parts, ","), o.out)
+		}
+		f = &File{}
+	}
+	p := plan(o.quick)
+	f.Method.Paths, f.Method.Definitions = p.Paths, p.Definitions
 
 	tmp, err := os.MkdirTemp("", "weir-bench-overhead-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	if o.keep {
+		defer fmt.Fprintln(os.Stderr, "kept", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
 	bin, err := build(root, tmp, o.weir)
 	if err != nil {
 		return err
 	}
-	f.Meta.Weir = strings.TrimSpace(sysinfo.Output(bin.weir, "version"))
+	meta := func(t time.Time) Meta {
+		m := Meta{
+			Date:       t.UTC().Format(time.RFC3339),
+			Machine:    sysinfo.This(),
+			Go:         runtime.Version(),
+			Weir:       strings.TrimSpace(sysinfo.Output(bin.weir, "version")),
+			Command:    strings.Join(append([]string{"go run ./bench/overhead"}, o.args...), " "),
+			Quick:      o.quick,
+			LoadBefore: sysinfo.LoadAvg(),
+		}
+		m.Commit, m.Uncommitted = sysinfo.Commit(root)
+		return m
+	}
+	done := func(m *Meta, t time.Time) {
+		m.LoadAfter = sysinfo.LoadAvg()
+		m.WallSeconds = sysinfo.Round(time.Since(t).Seconds(), 1)
+	}
+	if slices.Contains(o.parts, "latency") {
+		t := time.Now()
+		f.Meta = meta(start)
+		f.Method.Latency, f.Method.Throughput = p.Latency, p.Throughput
+		if f.Servers, err = measureServers(o, root, bin, tmp, f); err != nil {
+			return err
+		}
+		done(&f.Meta, t)
+	}
+	if slices.Contains(o.parts, "long") {
+		t := time.Now()
+		m := meta(t)
+		l, err := longSession(bin, tmp, p.LongSession)
+		if err != nil {
+			return fmt.Errorf("long session: %w", err)
+		}
+		done(&m, t)
+		l.Meta, f.LongSession, f.Method.LongSession = m, l, p.LongSession
+	}
+	if slices.Contains(o.parts, "list") {
+		t := time.Now()
+		m := meta(t)
+		l, err := toolsList(root, bin, tmp, p.ToolsList)
+		if err != nil {
+			return fmt.Errorf("tools/list: %w", err)
+		}
+		done(&m, t)
+		l.Meta, f.ToolsList, f.Method.ToolsList = m, l, p.ToolsList
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.out, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s in %.0fs\n", o.out, time.Since(start).Seconds())
+	summary(f)
+	return nil
+}
+
+// readResults reads an existing results file, nil if there is none.
+func readResults(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f File
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &f, nil
+}
+
+// measureServers is the latency part: latency, throughput and peak RSS
+// of every path against each server.
+func measureServers(o options, root string, bin binaries, tmp string, f *File) ([]*ServerResult, error) {
 	var everything []string
+	f.Meta.Node = ""
 	if slices.Contains(o.servers, "server-everything") {
 		node, err := exec.LookPath("node")
 		if err != nil {
-			return fmt.Errorf("server-everything needs node: %v (or pass --servers go-echo)", err)
+			return nil, fmt.Errorf("server-everything needs node: %v (or pass --servers go-echo)", err)
 		}
 		js := filepath.Join(root, "testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 		if _, err := os.Stat(js); err != nil {
-			return fmt.Errorf("server-everything is not installed (run `make deps`): %v", err)
+			return nil, fmt.Errorf("server-everything is not installed (run `make deps`): %v", err)
 		}
 		everything = []string{node, js}
 		f.Meta.Node = strings.TrimSpace(sysinfo.Output(node, "--version"))
 	}
 	strict := filepath.Join(tmp, "strict.yaml")
 	if err := os.WriteFile(strict, []byte("version: 1\npreset: strict\n"), 0o600); err != nil {
-		return err
+		return nil, err
 	}
+	var out []*ServerResult
 	for _, s := range o.servers {
 		var sv server
 		switch s {
@@ -287,25 +410,11 @@ func run(o options) error {
 		}
 		r, err := measureServer(sv, bin, strict, tmp, f.Method)
 		if err != nil {
-			return fmt.Errorf("%s: %w", s, err)
+			return nil, fmt.Errorf("%s: %w", s, err)
 		}
-		f.Servers = append(f.Servers, r)
+		out = append(out, r)
 	}
-	f.Meta.LoadAfter = sysinfo.LoadAvg()
-	f.Meta.WallSeconds = sysinfo.Round(time.Since(start).Seconds(), 1)
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(o.out, append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s in %.0fs\n", o.out, time.Since(start).Seconds())
-	summary(f)
-	return nil
+	return out, nil
 }
 
 // summary prints the headline numbers on stderr.
@@ -326,5 +435,15 @@ func summary(f *File) {
 			}
 			fmt.Fprintln(os.Stderr)
 		}
+	}
+	if l := f.LongSession; l != nil {
+		for _, c := range l.Checkpoints {
+			fmt.Fprintf(os.Stderr, "long session: %6d results: RSS %.1f MB (peak %.1f), state.db %.1f MB + wal %.1f MB\n", c.Results, c.RSSMB, c.HWMMB, c.StateDBMB, c.StateWALMB)
+		}
+		fmt.Fprintf(os.Stderr, "long session: idle RSS %.1f MB; joining proxy's first decision %.1f ms from start, %.1f ms from the request (%s), RSS %.1f MB\n",
+			l.Idle.RSSMB, l.Join.FromStartMS, l.Join.FromRequestMS, l.Join.Rule, l.Join.RSSMB)
+	}
+	if t := f.ToolsList; t != nil {
+		fmt.Fprintf(os.Stderr, "tools/list of %d tools, p50 weir-default / direct: first ×%.2f, repeated ×%.2f\n", t.Tools, t.FirstRatio, t.RepeatedRatio)
 	}
 }

@@ -267,10 +267,12 @@ func (a Percentiles) minus(b Percentiles) Percentiles {
 
 // cleanEnv is this process's environment without Weir's own variables, so
 // a WEIR_HOME, session or policy of the caller never leaks into a proxy.
+// The profiling variables pass, so that a run can be profiled
+// (WEIR_CPUPROFILE, WEIR_MEMPROFILE: one file per weir process).
 func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "WEIR_") {
+		if !strings.HasPrefix(kv, "WEIR_") || strings.HasPrefix(kv, "WEIR_CPUPROFILE=") || strings.HasPrefix(kv, "WEIR_MEMPROFILE=") {
 			env = append(env, kv)
 		}
 	}

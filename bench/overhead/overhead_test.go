@@ -113,6 +113,8 @@ func TestQuickRun(t *testing.T) {
 	if !slices.Equal(got, servers) {
 		t.Errorf("servers %v, want %v", got, servers)
 	}
+	checkLong(t, f.LongSession, f.Method.LongSession)
+	checkList(t, f.ToolsList)
 
 	// Every number positive, outside the percentile differences.
 	var doc any
@@ -120,6 +122,90 @@ func TestQuickRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	positive(t, "", doc)
+}
+
+// checkLong: every checkpoint in order, the state file written, and every
+// joining proxy blocked by the exfiltration rule (it quotes the newest
+// private result).
+func checkLong(t *testing.T, l *LongSession, lp LongPlan) {
+	t.Helper()
+	if l == nil || l.Join == nil {
+		t.Fatal("no long_session in the results")
+	}
+	var at []int
+	for _, c := range l.Checkpoints {
+		at = append(at, c.Results)
+		if c.StateDBMB+c.StateWALMB <= 0 {
+			t.Errorf("after %d results no state file", c.Results)
+		}
+		if c.HWMMB < c.RSSMB {
+			t.Errorf("after %d results peak RSS %v below RSS %v", c.Results, c.HWMMB, c.RSSMB)
+		}
+	}
+	if !slices.Equal(at, lp.Checkpoints) {
+		t.Errorf("checkpoints %v, want %v", at, lp.Checkpoints)
+	}
+	j := l.Join
+	if j.Samples != lp.Joins || j.Rule != "flow.exfiltration" {
+		t.Errorf("join: %d samples, rule %q; want %d, flow.exfiltration", j.Samples, j.Rule, lp.Joins)
+	}
+	if j.FromStartMS < j.FromRequestMS || j.FromStartMaxMS < j.FromStartMS {
+		t.Errorf("join: from start %v (max %v) ms, from the request %v ms", j.FromStartMS, j.FromStartMaxMS, j.FromRequestMS)
+	}
+	if l.Meta.Date == "" || l.Meta.Commit == "" || len(l.Meta.LoadAfter) != 3 {
+		t.Errorf("long_session meta %+v", l.Meta)
+	}
+}
+
+// checkList: the whole catalogue listed on every path, each path timed.
+func checkList(t *testing.T, l *ToolsList) {
+	t.Helper()
+	if l == nil {
+		t.Fatal("no tools_list in the results")
+	}
+	if l.Tools < 50 || l.ListBytes < 10000 {
+		t.Errorf("tools_list: %d tools, %d bytes: not a large catalogue", l.Tools, l.ListBytes)
+	}
+	checkKeys(t, "first_listing", l.First, []string{"direct", "relay", "weir-default"})
+	checkKeys(t, "repeated_listing", l.Repeated, []string{"direct", "relay", "weir-default"})
+	for p, n := range l.ToolsSeen {
+		if n != l.Tools {
+			t.Errorf("%s listed %d tools of %d", p, n, l.Tools)
+		}
+	}
+}
+
+// TestOnlyKeepsOtherParts: --only list rewrites the tools/list part of an
+// existing file and keeps the rest as it was; --only without latency and
+// no file to keep it from is refused.
+func TestOnlyKeepsOtherParts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers and proxies")
+	}
+	out := filepath.Join(t.TempDir(), "overhead.json")
+	if err := run(options{out: out, quick: true, parts: []string{"long"}}); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("--only long with no file: %v", err)
+	}
+	old := File{Meta: Meta{Date: "2020-01-01T00:00:00Z", Commit: "abc"}, Servers: []*ServerResult{{Server: "kept"}},
+		LongSession: &LongSession{Server: "kept-long", Join: &JoinResult{Rule: "r"}}}
+	data, _ := json.Marshal(old)
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(options{out: out, quick: true, weir: os.Getenv("WEIR_BENCH_WEIR"), parts: []string{"list"}, args: []string{"--only", "list"}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := readResults(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Meta.Commit != "abc" || len(f.Servers) != 1 || f.Servers[0].Server != "kept" || f.LongSession == nil || f.LongSession.Server != "kept-long" {
+		t.Errorf("the parts not measured changed: meta %+v, servers %v, long %+v", f.Meta, f.Servers, f.LongSession)
+	}
+	checkList(t, f.ToolsList)
+	if f.ToolsList.Meta.Command != "go run ./bench/overhead --only list" || f.Method.ToolsList.Starts != 2 {
+		t.Errorf("tools_list meta %+v, plan %+v", f.ToolsList.Meta, f.Method.ToolsList)
+	}
 }
 
 func checkKeys[V any](t *testing.T, what string, m map[string]V, want []string) {
@@ -139,7 +225,9 @@ func positive(t *testing.T, path string, v any) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
-			if k == "added_vs_direct" || k == "added_vs_relay" {
+			// State file sizes may be zero (rows still in the WAL, or the
+			// WAL checkpointed); checkLong checks their sum.
+			if k == "added_vs_direct" || k == "added_vs_relay" || k == "state_db_mb" || k == "state_wal_mb" {
 				continue
 			}
 			positive(t, path+"."+k, x)

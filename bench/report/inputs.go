@@ -165,26 +165,7 @@ type adTask struct {
 
 // overheadFile is bench/results/overhead.json (bench/overhead).
 type overheadFile struct {
-	Meta struct {
-		Date        string   `json:"date"`
-		Commit      string   `json:"commit"`
-		Uncommitted []string `json:"uncommitted"`
-		Machine     struct {
-			CPU    string `json:"cpu"`
-			Cores  int    `json:"cores"`
-			OS     string `json:"os"`
-			Kernel string `json:"kernel"`
-			Arch   string `json:"arch"`
-		} `json:"machine"`
-		Go          string    `json:"go"`
-		Node        string    `json:"node"`
-		Weir        string    `json:"weir"`
-		Command     string    `json:"command"`
-		Quick       bool      `json:"quick"`
-		LoadBefore  []float64 `json:"load_before"`
-		LoadAfter   []float64 `json:"load_after"`
-		WallSeconds float64   `json:"wall_seconds"`
-	} `json:"meta"`
+	Meta   ovMeta `json:"meta"`
 	Method struct {
 		Paths   map[string]string `json:"paths"`
 		Latency []struct {
@@ -200,6 +181,78 @@ type overheadFile struct {
 		} `json:"throughput"`
 	} `json:"method"`
 	Servers []*ovServer `json:"servers"`
+	// LongSession and ToolsList are measured apart from the rest (`--only
+	// long,list`), each with its own meta; older files have neither.
+	LongSession *ovLong `json:"long_session"`
+	ToolsList   *ovList `json:"tools_list"`
+}
+
+type ovMemory struct {
+	RSSMB  float64 `json:"rss_mb"`
+	HWMMB  float64 `json:"hwm_mb"`
+	AnonMB float64 `json:"anon_mb"`
+	FileMB float64 `json:"file_mb"`
+}
+
+type ovLong struct {
+	Meta        ovMeta   `json:"meta"`
+	Server      string   `json:"server"`
+	Policy      string   `json:"policy"`
+	ResultBytes int      `json:"result_bytes"`
+	Idle        ovMemory `json:"idle"`
+	Checkpoints []struct {
+		Results   int     `json:"results"`
+		PrivateMB float64 `json:"private_mb"`
+		ovMemory
+		StateDBMB   float64 `json:"state_db_mb"`
+		StateWALMB  float64 `json:"state_wal_mb"`
+		Seconds     float64 `json:"seconds"`
+		PerResultUS float64 `json:"per_result_p50_us"`
+	} `json:"checkpoints"`
+	Join *struct {
+		Samples          int     `json:"samples"`
+		FromStartMS      float64 `json:"from_start_p50_ms"`
+		FromStartMaxMS   float64 `json:"from_start_max_ms"`
+		FromRequestMS    float64 `json:"from_request_p50_ms"`
+		FromRequestMaxMS float64 `json:"from_request_max_ms"`
+		ovMemory
+		Rule string `json:"rule"`
+	} `json:"join"`
+}
+
+type ovList struct {
+	Meta          ovMeta                   `json:"meta"`
+	Catalogue     string                   `json:"catalogue"`
+	Tools         int                      `json:"tools"`
+	ListBytes     int                      `json:"list_bytes"`
+	Starts        int                      `json:"starts"`
+	Iterations    int                      `json:"iterations"`
+	First         map[string]ovPercentiles `json:"first_listing"`
+	Repeated      map[string]ovPercentiles `json:"repeated_listing"`
+	FirstRatio    float64                  `json:"first_p50_vs_direct"`
+	RepeatedRatio float64                  `json:"repeated_p50_vs_direct"`
+	ToolsSeen     map[string]int           `json:"tools_seen"`
+}
+
+type ovMeta struct {
+	Date        string   `json:"date"`
+	Commit      string   `json:"commit"`
+	Uncommitted []string `json:"uncommitted"`
+	Machine     struct {
+		CPU    string `json:"cpu"`
+		Cores  int    `json:"cores"`
+		OS     string `json:"os"`
+		Kernel string `json:"kernel"`
+		Arch   string `json:"arch"`
+	} `json:"machine"`
+	Go          string    `json:"go"`
+	Node        string    `json:"node"`
+	Weir        string    `json:"weir"`
+	Command     string    `json:"command"`
+	Quick       bool      `json:"quick"`
+	LoadBefore  []float64 `json:"load_before"`
+	LoadAfter   []float64 `json:"load_after"`
+	WallSeconds float64   `json:"wall_seconds"`
 }
 
 type ovServer struct {

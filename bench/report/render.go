@@ -117,8 +117,10 @@ func (p *page) source(file, date, machine, commit string, uncommitted int, comma
 	p.f("*Source: [`%s`](%s), measured %s on %s, commit `%s`%s, by `%s`.*\n\n", file, file, day(date), machine, commit, dirty, command)
 }
 
-func (o *overheadFile) machine() string {
-	m := o.Meta.Machine
+func (o *overheadFile) machine() string { return o.Meta.machine() }
+
+func (meta *ovMeta) machine() string {
+	m := meta.Machine
 	return fmt.Sprintf("%s, %d cores, %s, %s, kernel %s", m.CPU, m.Cores, m.Arch, m.OS, m.Kernel)
 }
 
@@ -714,6 +716,70 @@ func overhead(p *page, in *inputs) {
 		}
 		p.table([]string{"path", "peak RSS"}, rows)
 	}
+	longSession(p, in)
+	toolsList(p, in)
+}
+
+func mb(v float64) string { return num(v) + " MB" }
+
+func ms(v float64) string { return num(v) + " ms" }
+
+// longSession renders the long-session run of overhead.json.
+func longSession(p *page, in *inputs) {
+	l := in.overhead.LongSession
+	p.line("### Long session")
+	p.line()
+	if l == nil || l.Join == nil {
+		missing(p, "overhead.json (long_session)", "go run ./bench/overhead --only long")
+		return
+	}
+	m := l.Meta
+	p.source(in.ovPath, m.Date, m.machine(), m.Commit, len(m.Uncommitted), m.Command)
+	if m.Quick {
+		p.line("**These long-session numbers come from a `--quick` run: they show the format, not the cost.**")
+		p.line()
+	}
+	p.f("One `weir run` proxy in front of the Go echo server, with this policy, fed results of %s bytes, each a different text, one call at a time (weir `%s`, %s; load average %s before, %s after; %s s in all):\n\n```yaml\n%s```\n\n",
+		thousands(float64(l.ResultBytes)), m.Weir, m.Go, loads(m.LoadBefore), loads(m.LoadAfter), num(m.WallSeconds), l.Policy)
+	rows := [][]string{{"idle (after initialize and tools/list)", "—", mb(l.Idle.RSSMB), mb(l.Idle.HWMMB), mb(l.Idle.AnonMB) + " / " + mb(l.Idle.FileMB), "—", "—"}}
+	for _, c := range l.Checkpoints {
+		rows = append(rows, []string{thousands(float64(c.Results)) + " results", mb(c.PrivateMB), mb(c.RSSMB), mb(c.HWMMB),
+			mb(c.AnonMB) + " / " + mb(c.FileMB), mb(c.StateDBMB) + " + " + mb(c.StateWALMB), us(c.PerResultUS)})
+	}
+	p.table([]string{"after", "private text read", "RSS", "peak RSS", "RSS anonymous / file-backed", "state.db + wal", "round trip p50 since the last row"}, rows)
+	j := l.Join
+	p.f("A second proxy joining the session (same `WEIR_HOME`, same `WEIR_SESSION`), %d fresh starts, each sending initialize and one sink call quoting 1 KB of the newest result: blocked by `%s` every time.\n\n", j.Samples, j.Rule)
+	p.table([]string{"first decision", "p50", "max"}, [][]string{
+		{"from process start", ms(j.FromStartMS), ms(j.FromStartMaxMS)},
+		{"from the request", ms(j.FromRequestMS), ms(j.FromRequestMaxMS)},
+	})
+	p.f("The joining proxy right after its decision: RSS %s (anonymous %s, file-backed %s), peak %s.\n\n", mb(j.RSSMB), mb(j.AnonMB), mb(j.FileMB), mb(j.HWMMB))
+}
+
+// toolsList renders the tools/list measurement of overhead.json.
+func toolsList(p *page, in *inputs) {
+	t := in.overhead.ToolsList
+	p.line("### tools/list")
+	p.line()
+	if t == nil {
+		missing(p, "overhead.json (tools_list)", "go run ./bench/overhead --only list")
+		return
+	}
+	m := t.Meta
+	p.source(in.ovPath, m.Date, m.machine(), m.Commit, len(m.Uncommitted), m.Command)
+	if m.Quick {
+		p.line("**These tools/list numbers come from a `--quick` run: they show the format, not the cost.**")
+		p.line()
+	}
+	p.f("The Go echo server answers tools/list with the %d tools of `%s` (%s bytes). First listing: the first tools/list of a freshly started path (weir with a new home, so every definition is checked and pinned), %d starts per path; repeated: %d later listings on one connection per path, paths alternating (load average %s before, %s after).\n\n",
+		t.Tools, t.Catalogue, thousands(float64(t.ListBytes)), t.Starts, t.Iterations, loads(m.LoadBefore), loads(m.LoadAfter))
+	var rows [][]string
+	for _, path := range []string{"direct", "relay", "weir-default"} {
+		f, r := t.First[path], t.Repeated[path]
+		rows = append(rows, []string{"`" + path + "`", us(f.P50), us(r.P50), us(r.P99), strconv.Itoa(t.ToolsSeen[path])})
+	}
+	p.table([]string{"path", "first listing p50", "repeated p50", "repeated p99", "tools listed"}, rows)
+	p.f("`weir-default` over `direct`, p50: first listing ×%s, repeated ×%s.\n\n", num(t.FirstRatio), num(t.RepeatedRatio))
 }
 
 func core(p *page, in *inputs) {
@@ -784,6 +850,17 @@ func Headline(in *inputs) string {
 			}
 		}
 		p.table([]string{"server", "vs bare relay, p50 / p99", "vs direct, p50 / p99"}, rows)
+		if l := o.LongSession; l != nil && l.Join != nil && len(l.Checkpoints) > 0 {
+			c := l.Checkpoints[len(l.Checkpoints)-1]
+			p.f("**Footprint.** A `weir run` proxy idle: %s resident (%s of it its own, the rest the binary's shared pages). After %s private results of %s bytes: %s resident, state file %s. A proxy joining that session decides its first sink call %s after the request, %s after it was started, at %s resident",
+				mb(l.Idle.RSSMB), mb(l.Idle.AnonMB), thousands(float64(c.Results)), thousands(float64(l.ResultBytes)), mb(c.RSSMB), mb(math.Round((c.StateDBMB+c.StateWALMB)*100)/100),
+				ms(l.Join.FromRequestMS), ms(l.Join.FromStartMS), mb(l.Join.RSSMB))
+			if t := o.ToolsList; t != nil {
+				p.f(". `tools/list` of %d real tools: ×%s the direct time at the first listing, ×%s when repeated", t.Tools, num(t.FirstRatio), num(t.RepeatedRatio))
+			}
+			p.line(".")
+			p.line()
+		}
 	}
 	if c := in.core; c != nil {
 		mb, _ := c.metric("BenchmarkPrints/1024KB", "MB/s")
@@ -792,4 +869,12 @@ func Headline(in *inputs) string {
 	}
 	p.line("Every table, the attacks that still get through, and the machine, commit and command behind each number: [RESULTS.md](RESULTS.md). `make results` re-measures everything and regenerates both.")
 	return p.String()
+}
+
+func loads(l []float64) string {
+	var s []string
+	for _, v := range l {
+		s = append(s, num(v))
+	}
+	return strings.Join(s, " ")
 }

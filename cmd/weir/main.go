@@ -34,6 +34,14 @@ func main() {
 	code := execute(ctx, os.Args[1:])
 	stop()
 	pprof.StopCPUProfile()
+	if path := os.Getenv("WEIR_MEMPROFILE"); path != "" {
+		// The heap as the process ends (PATH.PID): what a long session
+		// left resident, for footprint work.
+		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+			_ = pprof.Lookup("heap").WriteTo(f, 0)
+			_ = f.Close()
+		}
+	}
 	os.Exit(code)
 }
 

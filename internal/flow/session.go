@@ -1,6 +1,8 @@
 package flow
 
 import (
+	"cmp"
+	"math/bits"
 	"slices"
 	"sort"
 )
@@ -156,6 +158,10 @@ type hashIndex struct {
 // sealed: 2^17, about 4 MB as a map, a few hundred results of 4 KB.
 var openCap = 1 << 17
 
+// genMerge bounds a generation at that many open parts (8: 2^20 hashes,
+// 14 MB with the filter).
+const genMerge = 8
+
 // addAll adds hashes of source src, and reports whether the open part
 // was sealed.
 func (x *hashIndex) addAll(hs []uint64, src int32) bool {
@@ -175,12 +181,21 @@ func (x *hashIndex) addAll(hs []uint64, src int32) bool {
 
 // seal turns the open part into the newest generation, and merges the
 // newest generations while the older of the last two is at most twice
-// the size of the newer.
+// the size of the newer, up to genMerge open parts' worth: a merge copies
+// both, so an unbounded one would hold twice the largest generation for
+// a moment and copy every hash again at each doubling; and eviction
+// drops the oldest generation whole, so smaller ones evict in steps of
+// at most about 1/8 of a 64 MiB bound rather than half of it.
 func (x *hashIndex) seal() {
 	g := x.open.sorted()
+	// An index that filled its open part once is a long session's, or a
+	// joining proxy's loading one: the next open part starts at full
+	// size rather than doubling its way there.
 	x.open = openIndex{}
+	x.open.grow(openCap)
 	x.gens = append(x.gens, g)
-	for n := len(x.gens); n >= 2 && len(x.gens[n-2].keys) <= 2*len(x.gens[n-1].keys); n = len(x.gens) {
+	for n := len(x.gens); n >= 2 && len(x.gens[n-2].keys) <= 2*len(x.gens[n-1].keys) &&
+		len(x.gens[n-2].keys)+len(x.gens[n-1].keys) <= genMerge*openCap; n = len(x.gens) {
 		x.gens[n-2] = merge(x.gens[n-2], x.gens[n-1])
 		x.gens[n-1] = generation{}
 		x.gens = x.gens[:n-1]
@@ -206,15 +221,16 @@ func (x *hashIndex) len() int {
 // bytes is what the index takes in memory, about: a map entry with its
 // share of empty slots, and the packed arrays and filters.
 func (x *hashIndex) bytes() int64 {
-	n := int64(x.open.len())*mapEntryBytes + int64(len(x.open.seen))*8
+	n := x.open.tableBytes()
 	for _, g := range x.gens {
 		n += int64(len(g.keys))*12 + int64(len(g.bloom))*8
 	}
 	return n
 }
 
-// mapEntryBytes is what one hash takes in the open part's map, on
-// average over its growth (measured with Go 1.26's maps).
+// mapEntryBytes is what one hash takes in a map (the open part's spill),
+// on average over its growth (measured with Go 1.26's maps); the table
+// itself takes 12 bytes a slot, at most two slots a hash.
 const mapEntryBytes = 30
 
 // A generation is a sealed part of an index: its hashes in order, each
@@ -274,17 +290,35 @@ func merge(a, b generation) generation {
 	return newGeneration(keys, srcs)
 }
 
-// openIndex is the open part of a hashIndex. Almost every hash has
-// exactly one source, so the common case is one map entry; the rare hash
-// shared by several sources spills into more.
+// openIndex is the open part of a hashIndex: a table of packed keys and
+// values with linear probing, each hash placed from its top bits, so that
+// the table in slot order is the hashes almost in order and sealing it is
+// a scan and an insertion sort, not a sort of a map's keys (a joining
+// proxy seals dozens of these while it loads a long session). Almost
+// every hash has exactly one source, so the common case is one slot; the
+// rare hash shared by several sources spills into more. Fingerprints are
+// keyed hashes, uniform in their top bits; a run of keys that is not
+// (a probe longer than maxProbe) goes to a map instead, so no input makes
+// the table slow.
 type openIndex struct {
-	// first maps a hash to a source index (>= 0), or to -(i+1) where more[i]
-	// lists all its sources.
-	first map[uint64]int32
-	more  [][]int32
+	// keys and vals are the table (len a power of two, plus probeSlack
+	// slots so that a probe never wraps); a zero key marks an empty slot,
+	// and the hash 0 itself is kept in zero.
+	keys []uint64
+	vals []int32
+	n    int // keys in the table
+	// shift places a hash: its home slot is h >> shift.
+	shift uint
+	// spill holds the keys whose probe ran past maxProbe.
+	spill   map[uint64]int32
+	zero    int32
+	hasZero bool
+	// A value is a source index (>= 0), or -(i+1) where more[i] lists all
+	// the hash's sources.
+	more [][]int32
 	// seen is a one-bit-per-slot filter over the hashes held: a lookup of a
 	// hash whose bit is clear — almost every lookup of a benign argument —
-	// never touches the map, whose random accesses miss the cache.
+	// never touches the table, which does not fit in a cache.
 	seen []uint64
 }
 
@@ -292,15 +326,106 @@ type openIndex struct {
 // 10% up to about 200k hashes, a few megabytes of private text.
 const filterBits = 1 << 21
 
-// grow makes room for n more hashes, sparing the map its rehashing when a
+const (
+	minSlots   = 1 << 8
+	probeSlack = 128
+	maxProbe   = 64
+)
+
+// grow makes room for n more hashes, sparing the table its rehashing when a
 // large result arrives.
 func (x *openIndex) grow(n int) {
-	if x.first == nil {
-		x.first = make(map[uint64]int32, min(n, openCap))
-	}
 	if x.seen == nil && n > 0 {
 		x.seen = make([]uint64, filterBits/64)
 	}
+	want := min(x.n+n, openCap)
+	slots := max(len(x.keys)-probeSlack, 0)
+	if 2*want <= slots {
+		return
+	}
+	size := minSlots
+	for size < 2*want {
+		size <<= 1
+	}
+	x.resize(size)
+}
+
+// resize moves the table to size slots (a power of two).
+func (x *openIndex) resize(size int) {
+	oldK, oldV := x.keys, x.vals
+	x.keys, x.vals = make([]uint64, size+probeSlack), make([]int32, size+probeSlack)
+	x.shift = uint(64 - bits.TrailingZeros(uint(size)))
+	x.n = 0
+	for i, h := range oldK {
+		if h != 0 {
+			x.put(h, oldV[i])
+		}
+	}
+}
+
+// slot returns the slot of h, or of the empty slot where it belongs, or -1
+// when its probe is longer than maxProbe.
+func (x *openIndex) slot(h uint64) int {
+	i := int(h >> x.shift)
+	for end := min(i+maxProbe, len(x.keys)); i < end; i++ {
+		if k := x.keys[i]; k == h || k == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// put stores a value for a hash the table does not hold.
+func (x *openIndex) put(h uint64, v int32) {
+	if i := x.slot(h); i >= 0 {
+		x.keys[i], x.vals[i] = h, v
+		x.n++
+		return
+	}
+	if x.spill == nil {
+		x.spill = map[uint64]int32{}
+	}
+	x.spill[h] = v
+}
+
+// ref returns where h's value is, if it is held.
+func (x *openIndex) ref(h uint64) (*int32, bool) {
+	if h == 0 {
+		return &x.zero, x.hasZero
+	}
+	if len(x.keys) > 0 {
+		if i := x.slot(h); i >= 0 && x.keys[i] == h {
+			return &x.vals[i], true
+		}
+	}
+	// A spilled key stays spilled, even once a resize has made room.
+	if v, ok := x.spill[h]; ok {
+		return &v, true // spill values are read through get, never set through this
+	}
+	return nil, false
+}
+
+func (x *openIndex) set(h uint64, v int32) {
+	switch {
+	case h == 0:
+		x.zero, x.hasZero = v, true
+		return
+	case x.spill != nil:
+		if _, ok := x.spill[h]; ok {
+			x.spill[h] = v
+			return
+		}
+	}
+	if len(x.keys) > 0 {
+		if i := x.slot(h); i >= 0 && x.keys[i] == h {
+			x.vals[i] = v
+			return
+		}
+	}
+	if 2*(x.n+1) > len(x.keys)-probeSlack {
+		x.resize(max(minSlots, 2*(len(x.keys)-probeSlack)))
+	}
+	x.put(h, v)
 }
 
 func (x *openIndex) add(h uint64, src int32) {
@@ -309,19 +434,30 @@ func (x *openIndex) add(h uint64, src int32) {
 	}
 	b := h & (filterBits - 1)
 	x.seen[b/64] |= 1 << (b % 64)
-	v, ok := x.first[h]
+	if h != 0 && x.spill == nil {
+		// The common case in one probe: a new hash, into an empty slot.
+		if 2*(x.n+1) > len(x.keys)-probeSlack {
+			x.resize(max(minSlots, 2*(len(x.keys)-probeSlack)))
+		}
+		if i := x.slot(h); i >= 0 && x.keys[i] == 0 {
+			x.keys[i], x.vals[i] = h, src
+			x.n++
+			return
+		}
+	}
+	p, ok := x.ref(h)
 	switch {
 	case !ok:
-		x.first[h] = src
-	case v >= 0:
-		if v != src {
-			x.more = append(x.more, []int32{v, src})
-			x.first[h] = -int32(len(x.more))
+		x.set(h, src)
+	case *p >= 0:
+		if *p != src {
+			x.more = append(x.more, []int32{*p, src})
+			x.set(h, -int32(len(x.more)))
 		}
 	default:
-		list := x.more[-v-1]
+		list := x.more[-*p-1]
 		if !slices.Contains(list, src) {
-			x.more[-v-1] = append(list, src)
+			x.more[-*p-1] = append(list, src)
 		}
 	}
 }
@@ -333,17 +469,17 @@ func (x *openIndex) lookup(dst []int32, h uint64) []int32 {
 	if b := h & (filterBits - 1); x.seen[b/64]&(1<<(b%64)) == 0 {
 		return dst
 	}
-	v, ok := x.first[h]
+	p, ok := x.ref(h)
 	switch {
 	case !ok:
 		return dst
-	case v >= 0:
-		if !slices.Contains(dst, v) {
-			dst = append(dst, v)
+	case *p >= 0:
+		if !slices.Contains(dst, *p) {
+			dst = append(dst, *p)
 		}
 		return dst
 	default:
-		for _, src := range x.more[-v-1] {
+		for _, src := range x.more[-*p-1] {
 			if !slices.Contains(dst, src) {
 				dst = append(dst, src)
 			}
@@ -352,26 +488,58 @@ func (x *openIndex) lookup(dst []int32, h uint64) []int32 {
 	}
 }
 
-func (x *openIndex) len() int { return len(x.first) }
+func (x *openIndex) len() int { return x.n + len(x.spill) + b2i(x.hasZero) }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// tableBytes is what the table and the spill map take.
+func (x *openIndex) tableBytes() int64 {
+	return int64(len(x.keys))*12 + int64(len(x.spill))*mapEntryBytes + int64(len(x.seen))*8
+}
 
 // sorted returns the open part's hashes as a generation.
 func (x *openIndex) sorted() generation {
-	n := len(x.first)
+	type kv struct {
+		k uint64
+		v int32
+	}
+	all := make([]kv, 0, x.len())
+	if x.hasZero {
+		all = append(all, kv{0, x.zero})
+	}
+	// The table in slot order is in order but for the keys a probe moved
+	// past a larger one: an insertion sort has little to do.
+	for i, h := range x.keys {
+		if h == 0 {
+			continue
+		}
+		all = append(all, kv{h, x.vals[i]})
+		for j := len(all) - 1; j > 0 && all[j-1].k > all[j].k; j-- {
+			all[j-1], all[j] = all[j], all[j-1]
+		}
+	}
+	if len(x.spill) > 0 {
+		for h, v := range x.spill {
+			all = append(all, kv{h, v})
+		}
+		slices.SortFunc(all, func(a, b kv) int { return cmp.Compare(a.k, b.k) })
+	}
+	n := len(all)
 	for _, m := range x.more {
 		n += len(m) - 1
 	}
-	keys := make([]uint64, 0, n)
-	for h := range x.first {
-		keys = append(keys, h)
-	}
-	slices.Sort(keys)
 	out, srcs := make([]uint64, 0, n), make([]int32, 0, n)
-	for _, h := range keys {
-		if v := x.first[h]; v >= 0 {
-			out, srcs = append(out, h), append(srcs, v)
+	for _, e := range all {
+		if e.v >= 0 {
+			out, srcs = append(out, e.k), append(srcs, e.v)
 		} else {
-			for _, src := range x.more[-v-1] {
-				out, srcs = append(out, h), append(srcs, src)
+			for _, src := range x.more[-e.v-1] {
+				out, srcs = append(out, e.k), append(srcs, src)
 			}
 		}
 	}

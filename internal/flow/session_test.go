@@ -142,3 +142,63 @@ func TestEvictionBoundsTheSession(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenIndexSpillsClusteredKeys: keys that all want the same slots (not
+// keyed hashes: small numbers, whose top bits are zero) spill into the map
+// and are still found, through resizes, with every source.
+func TestOpenIndexSpillsClusteredKeys(t *testing.T) {
+	var x openIndex
+	for i := range 5000 {
+		x.grow(1)
+		x.add(uint64(i), int32(i%3))
+		if i%7 == 0 {
+			x.add(uint64(i), 5)
+		}
+	}
+	if len(x.spill) == 0 {
+		t.Fatal("no key spilled")
+	}
+	for i := range 5000 {
+		got := x.lookup(nil, uint64(i))
+		want := []int32{int32(i % 3)}
+		if i%7 == 0 {
+			want = append(want, 5)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("key %d: sources %v, want %v", i, got, want)
+		}
+	}
+	g := x.sorted()
+	if !slices.IsSorted(g.keys) || len(g.keys) != 5000+5000/7+1 {
+		t.Fatalf("sealed: %d keys, sorted %v", len(g.keys), slices.IsSorted(g.keys))
+	}
+}
+
+// BenchmarkJoinLoad is what a proxy joining a long session does before its
+// first decision: apply 20,000 stored results of 500 keyed prints each
+// (4 KB of private text apiece) to an empty mirror bounded at 64 MiB.
+func BenchmarkJoinLoad(b *testing.B) {
+	const results, prints = 20000, 500
+	x := uint64(0x9e3779b97f4a7c15)
+	obs := make([]Observation, results)
+	for i := range obs {
+		hs := make([]uint64, prints)
+		for j := range hs {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			hs[j] = x
+		}
+		obs[i] = Observation{Tool: "notes/read", Labels: Private, Prints: hs}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := Session{MaxBytes: 64 << 20}
+		for i := range obs {
+			s.Apply(int64(i+1), &obs[i])
+		}
+		if !s.Evicted {
+			b.Fatal("a 20,000-result session fit in 64 MiB")
+		}
+	}
+}

@@ -36,13 +36,22 @@ func (r *Relay) toolLabels(name string) engine.ToolLabels {
 	return e.labels
 }
 
+// defsOf reduces a tools/list page's tools to definitions, once a list:
+// reading each input schema is most of what a repeated list costs.
+func (r *Relay) defsOf(tools []detect.Tool) []engine.ToolDef {
+	defs := make([]engine.ToolDef, len(tools))
+	for i, t := range tools {
+		defs[i] = engine.DefOf(t)
+		defs[i].Package = r.opts.Package
+	}
+	return defs
+}
+
 // updateCatalog records the definitions of a tools/list page.
-func (r *Relay) updateCatalog(tools []detect.Tool) {
+func (r *Relay) updateCatalog(defs []engine.ToolDef) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, t := range tools {
-		d := engine.DefOf(t)
-		d.Package = r.opts.Package
+	for _, d := range defs {
 		e, ok := r.catalog[d.Name]
 		if !ok {
 			e = &catalogEntry{}

@@ -317,7 +317,8 @@ func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []by
 		reason := fmt.Sprintf("the MCP server %q sent a tool list Weir cannot read unambiguously (%v), so Weir does not relay it", r.opts.Server, err)
 		return line, r.refuseAnswer(p, "list", reason, r.protocolRefusal(reason))
 	}
-	r.updateCatalog(tools)
+	defs := r.defsOf(tools)
+	r.updateCatalog(defs)
 	r.mu.Lock()
 	l := engine.List{Raw: result, Tools: tools, Elems: elems, Instructions: r.instructions}
 	r.mu.Unlock()
@@ -373,11 +374,8 @@ func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []by
 				Rule: string(f.Rule), Reason: f.Reason}, nil)
 		}
 	}
-	defs := make([]engine.ToolDef, len(tools))
 	labels := make([]engine.ToolLabels, len(tools))
-	for i, t := range tools {
-		defs[i] = engine.DefOf(t)
-		defs[i].Package = r.opts.Package
+	for i := range tools {
 		labels[i] = r.toolLabels(defs[i].Name)
 	}
 	at := r.now()

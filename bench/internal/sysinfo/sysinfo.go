@@ -128,3 +128,67 @@ func Round(x float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(x*p) / p
 }
+
+// Memory is a process's resident set now (VmRSS) and at its peak (VmHWM),
+// in KiB, from /proc/PID/status.
+func Memory(pid int) (rss, hwm int, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || (k != "VmRSS" && k != "VmHWM") {
+			continue
+		}
+		fields := strings.Fields(v)
+		if len(fields) == 0 {
+			continue
+		}
+		n, err := strconv.Atoi(fields[0])
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/%d/status %s: %w", pid, k, err)
+		}
+		if k == "VmRSS" {
+			rss = n
+		} else {
+			hwm = n
+		}
+	}
+	if rss == 0 || hwm == 0 {
+		return 0, 0, fmt.Errorf("no VmRSS/VmHWM in /proc/%d/status", pid)
+	}
+	return rss, hwm, sc.Err()
+}
+
+// Resident splits a process's resident set (KiB) into anonymous memory
+// (its heap and stacks: its own) and file-backed pages (mostly its
+// binary's, shared with every process running the same file).
+func Resident(pid int) (anon, file int, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok || (k != "RssAnon" && k != "RssFile") {
+			continue
+		}
+		fields := strings.Fields(v)
+		if len(fields) == 0 {
+			continue
+		}
+		n, err := strconv.Atoi(fields[0])
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/%d/status %s: %w", pid, k, err)
+		}
+		if k == "RssAnon" {
+			anon = n
+		} else {
+			file = n
+		}
+	}
+	return anon, file, nil
+}

@@ -34,10 +34,28 @@ func Text(n int) string {
 	return text[:n]
 }
 
-func generate(n int) string {
+// Seeded returns n bytes of text of the same kind, different for every
+// seed: the long-session run feeds a proxy thousands of results whose
+// fingerprints must not repeat, as a real session's reads would not. Seed
+// 0 is Text's text.
+func Seeded(seed uint64, n int) string {
+	if seed == 0 {
+		return Text(n)
+	}
+	return generateFrom(seed, n)
+}
+
+func generate(n int) string { return generateFrom(0, n) }
+
+func generateFrom(seed uint64, n int) string {
 	var b strings.Builder
 	b.Grow(n + 64)
-	x := uint64(0x9e3779b97f4a7c15)
+	// xorshift64* must not start at zero; a seed is mixed in by a
+	// multiply so that nearby seeds give unrelated streams.
+	x := uint64(0x9e3779b97f4a7c15) ^ (seed * 0xbf58476d1ce4e5b9)
+	if x == 0 {
+		x = 1
+	}
 	next := func(m int) int { // xorshift64*: fixed, fast, no dependency on math/rand's algorithm
 		x ^= x >> 12
 		x ^= x << 25
