@@ -69,6 +69,8 @@ type ViewDigest struct {
 	// Words are the word digests of a short value (see shortWords): what
 	// tells whether untrusted content chose it.
 	Words Hashes `json:"words,omitempty"`
+	// Numbers are the digests of its number-like tokens (see eachNumber).
+	Numbers Hashes `json:"numbers,omitempty"`
 }
 
 // Sized is a keyed digest of a token or identifier and its length.
@@ -248,6 +250,7 @@ type ViewWire struct {
 	Tokens  packedSizes `json:"tokens,omitempty"`
 	Idents  packedSizes `json:"idents,omitempty"`
 	Words   []byte      `json:"words,omitempty"`
+	Numbers []byte      `json:"numbers,omitempty"`
 }
 
 // packedSizes are sized digests packed as Sizes packs them. It reads the
@@ -268,7 +271,7 @@ func (a *ArgDigest) Wire() *DigestWire {
 	w := &DigestWire{Undecoded: a.Undecoded, NamesPath: a.NamesPath, NamesDestination: a.NamesDestination, Err: a.Err, Unread: a.Unread, Worded: a.Worded}
 	for _, v := range a.Views {
 		w.Views = append(w.Views, ViewWire{Path: v.Path, Via: v.Via, Exact: v.Exact, Payload: v.Payload, Len: v.Len,
-			Prints: v.Prints.pack(), Tokens: v.Tokens.pack(), Idents: v.Idents.pack(), Words: v.Words.pack()})
+			Prints: v.Prints.pack(), Tokens: v.Tokens.pack(), Idents: v.Idents.pack(), Words: v.Words.pack(), Numbers: v.Numbers.pack()})
 	}
 	return w
 }
@@ -282,7 +285,9 @@ func (w *DigestWire) Digest() (*ArgDigest, error) {
 		if d.Prints, err = unpackHashes(v.Prints); err == nil {
 			if d.Tokens, err = unpackSizes(v.Tokens); err == nil {
 				if d.Idents, err = unpackSizes(v.Idents); err == nil {
-					d.Words, err = unpackHashes(v.Words)
+					if d.Words, err = unpackHashes(v.Words); err == nil {
+						d.Numbers, err = unpackHashes(v.Numbers)
+					}
 				}
 			}
 		}
@@ -350,6 +355,7 @@ func DigestCall(h *fingerprint.Hasher, args json.RawMessage, earlier *Earlier) *
 			})
 			if path != "" {
 				v.Words = shortWords(h, text)
+				v.Numbers = valueNumbers(h, text)
 			}
 		}
 		dg.Views = append(dg.Views, v)

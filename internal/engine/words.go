@@ -17,8 +17,9 @@ import (
 // a password, a file id, a hotel's name, an event title — every word of
 // which it contains. A call carrying none of that was shaped by the user
 // or trusted data, and asking a person about it only trains them to click
-// "allow". So when those rules would ask (escalate), they ask only about a
-// call with such evidence (see steered); a preset that blocks still blocks.
+// "allow". A time, date, amount or id it names counts too, whatever the
+// length of the argument. So when those rules would ask (escalate), they
+// ask only about a call with such evidence (see steered); a preset that blocks still blocks.
 //
 // Untrusted results keep the keyed digests of their distinct words among
 // their identifiers, under a prefix no identifier kind uses, so a word
@@ -37,6 +38,60 @@ const maxShortWords = 4
 const maxObservedWords = 1 << 14
 
 const wordPrefix = "w:"
+
+// numberPrefix marks the digest of a number-like token: a run of digits
+// and the punctuation of times, dates, amounts and ids ("09:00",
+// "2024-05-01", "12.50", "13"). A time, date or amount the untrusted text
+// named is a value it chose, however long the argument holding it.
+const numberPrefix = "n:"
+
+func numberDigest(h *fingerprint.Hasher, n string) uint64 { return h.Digest(numberPrefix + n) }
+
+// eachNumber calls fn with every number-like token of text of at least
+// two bytes, without the punctuation at its ends.
+func eachNumber(text string, fn func(n string)) {
+	start, digits := -1, 0
+	flush := func(end int) {
+		if start >= 0 && digits > 0 {
+			n := strings.Trim(text[start:end], ":.,/-")
+			if len(n) >= 2 {
+				fn(n)
+			}
+		}
+		start, digits = -1, 0
+	}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case '0' <= c && c <= '9':
+			digits++
+		case c == ':' || c == '.' || c == ',' || c == '/' || c == '-':
+		default:
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			// a token starts at a digit, or at a letter-less boundary
+			if c < '0' || c > '9' {
+				continue
+			}
+			if i > 0 && isWordByte(text[i-1]) {
+				// digits inside a word ("user2", "v1") are part of it
+				for i < len(text) && isWordByte(text[i]) {
+					i++
+				}
+				i--
+				continue
+			}
+			start = i
+		}
+	}
+	flush(len(text))
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c >= utf8.RuneSelf
+}
 
 func wordDigest(h *fingerprint.Hasher, w string) uint64 { return h.Digest(wordPrefix + w) }
 
@@ -91,9 +146,9 @@ func eachWord(text string, fn func(w string)) {
 	flush(len(text))
 }
 
-// observedWords are the digests of the distinct words of an untrusted
-// result's text, at most maxObservedWords of them, then the overflow
-// digest.
+// observedWords are the digests of the distinct words and number-like
+// tokens of an untrusted result's text, at most maxObservedWords of each,
+// then the overflow digest if either bound was reached.
 func observedWords(h *fingerprint.Hasher, text string) []uint64 {
 	seen := make(map[string]struct{})
 	over := false
@@ -110,13 +165,31 @@ func observedWords(h *fingerprint.Hasher, text string) []uint64 {
 		}
 		seen[w] = struct{}{}
 	})
-	out := make([]uint64, 0, len(seen)+1)
+	nums := make(map[string]struct{})
+	eachNumber(text, func(n string) {
+		if len(nums) < maxObservedWords {
+			nums[n] = struct{}{}
+		} else {
+			over = true
+		}
+	})
+	out := make([]uint64, 0, len(seen)+len(nums)+1)
 	for w := range seen {
 		out = append(out, wordDigest(h, w))
+	}
+	for n := range nums {
+		out = append(out, numberDigest(h, n))
 	}
 	if over {
 		out = append(out, wordOverflow(h))
 	}
+	return out
+}
+
+// valueNumbers are the digests of a value's number-like tokens.
+func valueNumbers(h *fingerprint.Hasher, v string) Hashes {
+	var out Hashes
+	eachNumber(v, func(n string) { out = append(out, numberDigest(h, n)) })
 	return out
 }
 
@@ -202,6 +275,14 @@ func steered(s *flow.Session, counted []bool, m *attribution, tool string, dg *A
 		}
 	}
 	for _, v := range dg.Views {
+		for _, n := range v.Numbers {
+			scratch = s.IdentSources(scratch[:0], n)
+			for _, i := range scratch {
+				if untrusted(i) {
+					return true
+				}
+			}
+		}
 		if len(v.Words) == 0 {
 			continue
 		}
