@@ -27,7 +27,8 @@ $(CONFORMANCE_DIR)/node_modules/.package-lock.json: $(CONFORMANCE_DIR)/package-l
 # test runs every test: unit, property, golden, and end-to-end against the
 # real peers, plus the static checks.
 test: deps lint
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -run '^TestSinglePassMatchesReferenceAdversarial$$' ./internal/detect/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

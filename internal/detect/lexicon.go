@@ -187,17 +187,34 @@ func (l *lexicon) buildCells() {
 	}
 	cells := make([]lexCell, 0, 4*len(l.nodes))
 	var pref, exact []int16
+	// skip[i] leads to the first free cell at or after i: path-compressed,
+	// so finding a free cell does not walk the taken ones again
+	var skip []int32
 	grow := func(n int) {
 		for len(cells) < n {
+			skip = append(skip, int32(len(cells)))
 			cells = append(cells, lexCell{check: -1})
 			pref, exact = append(pref, -1), append(exact, -1)
 		}
 	}
+	nextFree := func(i int32) int32 {
+		f := i
+		for grow(int(f) + 1); cells[f].check >= 0; grow(int(f) + 1) {
+			f = skip[f]
+		}
+		for i < f && skip[i] != f {
+			i, skip[i] = skip[i], f
+		}
+		return f
+	}
+	take := func(t int32, s int32) {
+		cells[t].check = int16(s)
+		skip[t] = t + 1
+	}
 	grow(1 + 256)
-	cells[0].check = 0                   // the root is taken
+	take(0, 0)                           // the root is taken
 	state := make([]int32, len(l.nodes)) // trie node → cell
 	queue := []int32{0}
-	free := 1 // no free cell before this one
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
@@ -211,15 +228,16 @@ func (l *lexicon) buildCells() {
 		if len(es) == 0 {
 			continue
 		}
-		for free < len(cells) && cells[free].check >= 0 {
-			free++
-		}
 		lo := es[0].b
 		for _, e := range es {
 			lo = min(lo, e.b)
 		}
-		base := int32(max(1, free-int(lo)))
-		for {
+		// the lowest child must land on a free cell, so only free cells
+		// are tried for it; probing every base instead made building the
+		// array quadratic in the lexicon (most cells are taken)
+		base := int32(0)
+		for f := nextFree(max(1, int32(lo)+1)); ; f = nextFree(f + 1) {
+			base = f - int32(lo)
 			grow(int(base) + 256 + 1)
 			ok := true
 			for _, e := range es {
@@ -231,7 +249,6 @@ func (l *lexicon) buildCells() {
 			if ok {
 				break
 			}
-			base++
 		}
 		if int(base)+256 >= cellBase {
 			panic("detect: lexicon too large for its double array")
@@ -239,7 +256,7 @@ func (l *lexicon) buildCells() {
 		cells[s].base |= int16(base)
 		for _, e := range es {
 			t := base + int32(e.b)
-			cells[t].check = int16(s)
+			take(t, s)
 			state[e.to] = t
 			queue = append(queue, e.to)
 		}
