@@ -111,6 +111,24 @@ func BenchmarkObserve(b *testing.B) {
 	}
 }
 
+// BenchmarkObserve64KB observes a 64 KB page as private and as untrusted
+// content: the difference is the words, word pairs and numbers steering
+// evidence reads.
+func BenchmarkObserve64KB(b *testing.B) {
+	h := hasher(b)
+	raw, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": prose(7, 64<<10)}}})
+	for _, l := range []flow.Labels{flow.Private, flow.Untrusted} {
+		b.Run(l.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				if _, err := Observe(h, Result{Server: "web", Tool: "fetch", Labels: l, Raw: raw}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // rulesPolicy is a 50-rule policy: 40 argument rules and 10 CEL rules over
 // five servers; ten of them (two CEL) match mail:send_email.
 func rulesPolicy() string {

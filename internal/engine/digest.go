@@ -33,10 +33,11 @@ type ArgDigest struct {
 	// Unread marks a digest without views (see DigestNames): the call was
 	// decided without reading what its arguments carry.
 	Unread bool `json:"unread,omitempty"`
-	// Worded marks a digest whose views hold the words of short values
-	// (ViewDigest.Words); one recorded before they existed has none, and
-	// its call counts as steered (see steered).
-	Worded bool `json:"worded,omitempty"`
+	// Evidence is the version of the steering evidence its views hold
+	// (ViewDigest.Words, Numbers): one recorded by an earlier Weir, whose
+	// views hold less, has a lower one, and its call counts as steered
+	// (see steered).
+	Evidence int `json:"evidence,omitempty"`
 
 	// domains and hosts are the e-mail domains and URL hosts in the
 	// arguments, for predicates. They are values, so they are never
@@ -66,8 +67,8 @@ type ViewDigest struct {
 	Prints Hashes `json:"prints,omitempty"`
 	Tokens Sizes  `json:"tokens,omitempty"`
 	Idents Sizes  `json:"idents,omitempty"`
-	// Words are the word digests of a short value (see shortWords): what
-	// tells whether untrusted content chose it.
+	// Words are the digests of a value's words or pairs of words (see
+	// valueWords): what tells whether untrusted content chose it.
 	Words Hashes `json:"words,omitempty"`
 	// Numbers are the digests of its number-like tokens (see eachNumber).
 	Numbers Hashes `json:"numbers,omitempty"`
@@ -236,7 +237,7 @@ type DigestWire struct {
 	NamesDestination bool       `json:"names_destination,omitempty"`
 	Err              string     `json:"err,omitempty"`
 	Unread           bool       `json:"unread,omitempty"`
-	Worded           bool       `json:"worded,omitempty"`
+	Evidence         int        `json:"evidence,omitempty"`
 }
 
 // ViewWire is a ViewDigest in the form a recording stores.
@@ -268,7 +269,7 @@ func (p *packedSizes) UnmarshalJSON(data []byte) error {
 
 // Wire is a in the form a recording stores.
 func (a *ArgDigest) Wire() *DigestWire {
-	w := &DigestWire{Undecoded: a.Undecoded, NamesPath: a.NamesPath, NamesDestination: a.NamesDestination, Err: a.Err, Unread: a.Unread, Worded: a.Worded}
+	w := &DigestWire{Undecoded: a.Undecoded, NamesPath: a.NamesPath, NamesDestination: a.NamesDestination, Err: a.Err, Unread: a.Unread, Evidence: a.Evidence}
 	for _, v := range a.Views {
 		w.Views = append(w.Views, ViewWire{Path: v.Path, Via: v.Via, Exact: v.Exact, Payload: v.Payload, Len: v.Len,
 			Prints: v.Prints.pack(), Tokens: v.Tokens.pack(), Idents: v.Idents.pack(), Words: v.Words.pack(), Numbers: v.Numbers.pack()})
@@ -278,7 +279,7 @@ func (a *ArgDigest) Wire() *DigestWire {
 
 // Digest is the digest w stores; an error says which view is damaged.
 func (w *DigestWire) Digest() (*ArgDigest, error) {
-	a := &ArgDigest{Undecoded: w.Undecoded, NamesPath: w.NamesPath, NamesDestination: w.NamesDestination, Err: w.Err, Unread: w.Unread, Worded: w.Worded}
+	a := &ArgDigest{Undecoded: w.Undecoded, NamesPath: w.NamesPath, NamesDestination: w.NamesDestination, Err: w.Err, Unread: w.Unread, Evidence: w.Evidence}
 	for i, v := range w.Views {
 		d := ViewDigest{Path: v.Path, Via: v.Via, Exact: v.Exact, Payload: v.Payload, Len: v.Len}
 		var err error
@@ -325,7 +326,7 @@ func DigestNames(args json.RawMessage) *ArgDigest {
 // the call's payload joined to what its sink tool received before (see
 // Earlier), for a leak split across calls.
 func DigestCall(h *fingerprint.Hasher, args json.RawMessage, earlier *Earlier) *ArgDigest {
-	dg := &ArgDigest{read: true, Worded: true, NamesPath: namesPath(args), NamesDestination: namesDestination(args)}
+	dg := &ArgDigest{read: true, Evidence: evidenceVersion, NamesPath: namesPath(args), NamesDestination: namesDestination(args)}
 	leaves, err := stringLeaves(args)
 	if err != nil {
 		dg.Err = err.Error()
@@ -354,7 +355,7 @@ func DigestCall(h *fingerprint.Hasher, args json.RawMessage, earlier *Earlier) *
 				v.Idents = append(v.Idents, Sized{Hash(identDigest(h, kind, canon)), len(canon)})
 			})
 			if path != "" {
-				v.Words = shortWords(h, text)
+				v.Words = valueWords(h, text)
 				v.Numbers = valueNumbers(h, text)
 			}
 		}

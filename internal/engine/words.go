@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -14,9 +15,11 @@ import (
 // on their own they ask about every sink call after untrusted content. A
 // call untrusted text steered carries something that text chose: a
 // recipient, URL or account it names, a passage of it, or a short value —
-// a password, a file id, a hotel's name, an event title — every word of
-// which it contains. A call carrying none of that was shaped by the user
-// or trusted data, and asking a person about it only trains them to click
+// a password, a file id, a hotel's name — every word of which it
+// contains, or a longer value made of its sentences, every pair of
+// adjacent words of which it has side by side (an event title it
+// dictated). A call carrying none of that was shaped by the user or
+// trusted data, and asking a person about it only trains them to click
 // "allow". A time, date, amount or id it names counts too, whatever the
 // length of the argument. So when those rules would ask (escalate), they
 // ask only about a call with such evidence (see steered); a preset that blocks still blocks.
@@ -31,21 +34,43 @@ import (
 // passages of untrusted text it carries.
 const maxShortWords = 4
 
-// maxObservedWords bounds the distinct words one observation keeps. Past
+// evidenceVersion is the steering evidence DigestCall records: 1 held the
+// words of short values and number-like tokens, 2 adds the word pairs of
+// longer ones.
+const evidenceVersion = 2
+
+// maxQuoteWords is the most words a value may have to be checked as a
+// quote, pair by pair (see quotePairs). A longer one that came from
+// untrusted text is a passage of it, which its fingerprints find.
+const maxQuoteWords = 64
+
+// maxObservedWords bounds the distinct words, pairs and numbers one
+// observation keeps. Past
 // it the observation holds the overflow digest instead of the rest, and a
 // call in its session counts as steered: a bound never lets a call
 // through unasked (DESIGN rule 1).
-const maxObservedWords = 1 << 14
+const maxObservedWords = 1 << 16
 
-const wordPrefix = "w:"
+// The kinds of Word hash steering evidence uses: a word and a number-like
+// token (see eachNumber). A time, date, amount
+// or id the untrusted text named ("09:00", "2024-05-01", "12.50", "13") is
+// a value it chose, however long the argument holding it.
+const (
+	kindWord   = 'w'
+	kindNumber = 'n'
+)
 
-// numberPrefix marks the digest of a number-like token: a run of digits
-// and the punctuation of times, dates, amounts and ids ("09:00",
-// "2024-05-01", "12.50", "13"). A time, date or amount the untrusted text
-// named is a value it chose, however long the argument holding it.
-const numberPrefix = "n:"
+func numberDigest(h *fingerprint.Hasher, n string) uint64 { return h.Word(kindNumber, n) }
 
-func numberDigest(h *fingerprint.Hasher, n string) uint64 { return h.Digest(numberPrefix + n) }
+// pairDigest is the digest of two adjacent words from theirs: keyed as
+// they are, and a different value for b a than for a b.
+func pairDigest(a, b uint64) uint64 {
+	x := a ^ bits.RotateLeft64(b, 29) ^ 0x9e3779b97f4a7c15
+	x ^= x >> 31
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 29
+	return x
+}
 
 // eachNumber calls fn with every number-like token of text of at least
 // two bytes, without the punctuation at its ends.
@@ -93,10 +118,10 @@ func isWordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c >= utf8.RuneSelf
 }
 
-func wordDigest(h *fingerprint.Hasher, w string) uint64 { return h.Digest(wordPrefix + w) }
+func wordDigest(h *fingerprint.Hasher, w string) uint64 { return h.Word(kindWord, w) }
 
-// wordOverflow is the digest no word has (a word is never empty).
-func wordOverflow(h *fingerprint.Hasher) uint64 { return h.Digest(wordPrefix) }
+// wordOverflow is the digest no word has: a word hash has one part.
+func wordOverflow(h *fingerprint.Hasher) uint64 { return h.Word(kindWord) }
 
 // eachWord calls fn with every run of letters and digits in text, lower
 // case, in order.
@@ -146,42 +171,37 @@ func eachWord(text string, fn func(w string)) {
 	flush(len(text))
 }
 
-// observedWords are the digests of the distinct words and number-like
-// tokens of an untrusted result's text, at most maxObservedWords of each,
-// then the overflow digest if either bound was reached.
+// observedWords are the digests of the distinct words, pairs of adjacent
+// words and number-like tokens of an untrusted result's text, at most
+// maxObservedWords of them, then the overflow digest if there were more.
 func observedWords(h *fingerprint.Hasher, text string) []uint64 {
-	seen := make(map[string]struct{})
-	over := false
+	// a set, not a sorted slice: a page says the same words again and
+	// again, and sorting every occurrence cost more than hashing it
+	seen := make(map[uint64]struct{}, min(len(text)/16, maxObservedWords))
+	add := func(d uint64) {
+		if len(seen) <= maxObservedWords {
+			seen[d] = struct{}{}
+		}
+	}
+	var prev uint64
+	first := true
 	eachWord(text, func(w string) {
-		if over {
-			return
+		d := wordDigest(h, w)
+		add(d)
+		if !first {
+			add(pairDigest(prev, d))
 		}
-		if _, ok := seen[w]; ok {
-			return
-		}
-		if len(seen) == maxObservedWords {
-			over = true
-			return
-		}
-		seen[w] = struct{}{}
+		prev, first = d, false
 	})
-	nums := make(map[string]struct{})
-	eachNumber(text, func(n string) {
-		if len(nums) < maxObservedWords {
-			nums[n] = struct{}{}
-		} else {
-			over = true
+	eachNumber(text, func(n string) { add(numberDigest(h, n)) })
+	out := make([]uint64, 0, min(len(seen), maxObservedWords)+1)
+	for d := range seen {
+		if len(out) == maxObservedWords {
+			// which ones are kept matters not: the overflow digest makes
+			// every call of the session count as steered
+			return append(out, wordOverflow(h))
 		}
-	})
-	out := make([]uint64, 0, len(seen)+len(nums)+1)
-	for w := range seen {
-		out = append(out, wordDigest(h, w))
-	}
-	for n := range nums {
-		out = append(out, numberDigest(h, n))
-	}
-	if over {
-		out = append(out, wordOverflow(h))
+		out = append(out, d)
 	}
 	return out
 }
@@ -193,25 +213,28 @@ func valueNumbers(h *fingerprint.Hasher, v string) Hashes {
 	return out
 }
 
-// shortWords are the digests of a value's words when it has 1 to
-// maxShortWords of them, else nil.
-func shortWords(h *fingerprint.Hasher, v string) Hashes {
-	var ws []string
+// valueWords is the evidence of a value's words: the digests of its words
+// when it has 1 to maxShortWords of them, of its pairs of adjacent words
+// when it has up to maxQuoteWords, else nil. Untrusted text chose the
+// value when it has every one of them (see steered).
+func valueWords(h *fingerprint.Hasher, v string) Hashes {
+	var ws Hashes
 	n := 0
 	eachWord(v, func(w string) {
-		n++
-		if n <= maxShortWords {
-			ws = append(ws, w)
+		if n++; n <= maxQuoteWords {
+			ws = append(ws, wordDigest(h, w))
 		}
 	})
-	if n == 0 || n > maxShortWords {
+	switch {
+	case n == 0 || n > maxQuoteWords:
 		return nil
+	case n <= maxShortWords:
+		return ws
 	}
-	out := make(Hashes, len(ws))
-	for i, w := range ws {
-		out[i] = wordDigest(h, w)
+	for i := range len(ws) - 1 {
+		ws[i] = pairDigest(ws[i], ws[i+1])
 	}
-	return out
+	return ws[:len(ws)-1]
 }
 
 // A call that runs code or a command is its own action: the agent writes
@@ -253,7 +276,7 @@ func steered(s *flow.Session, counted []bool, m *attribution, tool string, dg *A
 	untrusted := func(i int32) bool {
 		return counted[i] && s.Sources[i].Labels.Has(flow.Untrusted)
 	}
-	if dg == nil || !dg.Worded || m.undecoded != "" || runsCode(tool, dg) {
+	if dg == nil || dg.Evidence < evidenceVersion || m.undecoded != "" || runsCode(tool, dg) {
 		return true
 	}
 	for i, src := range s.Sources {

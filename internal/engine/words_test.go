@@ -29,17 +29,25 @@ func TestEachWord(t *testing.T) {
 	}
 }
 
-func TestShortWords(t *testing.T) {
+func TestValueWords(t *testing.T) {
 	h := hasher(t)
+	long := strings.Repeat("w ", maxQuoteWords)
 	for _, tt := range []struct {
 		in string
 		n  int
 	}{
-		{"13", 1}, {"Riverside View Hotel", 3}, {"a b c d", 4}, {"a b c d e", 0}, {"—", 0}, {"", 0},
+		{"13", 1}, {"Riverside View Hotel", 3}, {"a b c d", 4}, {"a b c d e", 4}, {"—", 0}, {"", 0},
+		{long, maxQuoteWords - 1}, {long + "w", 0},
 	} {
-		if got := len(shortWords(h, tt.in)); got != tt.n {
-			t.Errorf("shortWords(%q): %d words, want %d", tt.in, got, tt.n)
+		if got := len(valueWords(h, tt.in)); got != tt.n {
+			t.Errorf("valueWords(%.20q…): %d digests, want %d", tt.in, got, tt.n)
 		}
+	}
+	// Five words or more are pairs: the same words in another order are
+	// another value.
+	a, b := valueWords(h, "book a room at the hotel"), valueWords(h, "the hotel at a room book")
+	if slices.Equal(a, b) {
+		t.Error("reordered words give the same pairs")
 	}
 }
 
@@ -78,7 +86,7 @@ func TestSteeringFailsClosed(t *testing.T) {
 	t.Run("a recorded digest without words", func(t *testing.T) {
 		c := call()
 		dg := DigestArgs(h, c.Args)
-		dg.Worded = false
+		dg.Evidence = 1
 		for i := range dg.Views {
 			dg.Views[i].Words = nil
 		}
