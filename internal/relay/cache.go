@@ -23,6 +23,7 @@ type ListCache struct {
 	mu       sync.Mutex
 	encoded  map[[32]byte]pin.Encoded
 	findings map[[32]byte]map[string][]detect.Finding
+	defs     map[[32]byte]engine.ToolDef
 }
 
 // maxCached bounds each map; past it the map starts afresh.
@@ -30,7 +31,7 @@ const maxCached = 4096
 
 // NewListCache returns an empty cache.
 func NewListCache() *ListCache {
-	return &ListCache{encoded: map[[32]byte]pin.Encoded{}, findings: map[[32]byte]map[string][]detect.Finding{}}
+	return &ListCache{encoded: map[[32]byte]pin.Encoded{}, findings: map[[32]byte]map[string][]detect.Finding{}, defs: map[[32]byte]engine.ToolDef{}}
 }
 
 func keyOf(parts ...[]byte) [32]byte {
@@ -74,6 +75,30 @@ func (c *ListCache) encode(l *engine.List) {
 		}
 		l.Encoded[i] = e
 	}
+}
+
+// def returns what labelling reads of tool t, whose definition is elem
+// (nil: not cached), from the cache where it can; a nil cache keeps
+// nothing. Its slices are shared: callers do not change them.
+func (c *ListCache) def(server string, t detect.Tool, elem []byte) engine.ToolDef {
+	if c == nil || elem == nil {
+		return engine.DefOf(t)
+	}
+	k := keyOf([]byte(server), elem)
+	c.mu.Lock()
+	d, ok := c.defs[k]
+	c.mu.Unlock()
+	if ok {
+		return d
+	}
+	d = engine.DefOf(t)
+	c.mu.Lock()
+	if len(c.defs) >= maxCached {
+		clear(c.defs)
+	}
+	c.defs[k] = d
+	c.mu.Unlock()
+	return d
 }
 
 // catalogueKey keys the detectors' findings: everything ScanCatalogue

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 
 	"github.com/weir-sec/weir/internal/detect"
@@ -38,10 +39,14 @@ func (r *Relay) toolLabels(name string) engine.ToolLabels {
 
 // defsOf reduces a tools/list page's tools to definitions, once a list:
 // reading each input schema is most of what a repeated list costs.
-func (r *Relay) defsOf(tools []detect.Tool) []engine.ToolDef {
+func (r *Relay) defsOf(tools []detect.Tool, elems []json.RawMessage) []engine.ToolDef {
 	defs := make([]engine.ToolDef, len(tools))
 	for i, t := range tools {
-		defs[i] = engine.DefOf(t)
+		var elem []byte
+		if i < len(elems) {
+			elem = elems[i]
+		}
+		defs[i] = r.gather.Cache.def(r.opts.Server, t, elem)
 		defs[i].Package = r.opts.Package
 	}
 	return defs

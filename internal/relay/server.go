@@ -317,7 +317,7 @@ func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []by
 		reason := fmt.Sprintf("the MCP server %q sent a tool list Weir cannot read unambiguously (%v), so Weir does not relay it", r.opts.Server, err)
 		return line, r.refuseAnswer(p, "list", reason, r.protocolRefusal(reason))
 	}
-	defs := r.defsOf(tools)
+	defs := r.defsOf(tools, elems)
 	r.updateCatalog(defs)
 	r.mu.Lock()
 	l := engine.List{Raw: result, Tools: tools, Elems: elems, Instructions: r.instructions}
