@@ -157,21 +157,18 @@ func (h *Hasher) Word(kind byte, parts ...string) uint64 {
 		}
 		x = mulmod(x, h.wbase)
 	}
-	x ^= h.wfin
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
+	return mix(x ^ h.wfin)
 }
 
 // finalise maps a canonical Rabin–Karp value (uniform below 2^61) to a value
 // uniform in 64 bits. It is a bijection, so distinct k-gram hashes stay
 // distinct; the xor keeps it keyed even for an observer who knows the
 // polynomial values.
-func (h *Hasher) finalise(x uint64) uint64 {
-	x ^= h.fin
+func (h *Hasher) finalise(x uint64) uint64 { return mix(x ^ h.fin) }
+
+// mix is a bijection of 64-bit values that spreads every input bit over
+// the output.
+func mix(x uint64) uint64 {
 	x ^= x >> 33
 	x *= 0xff51afd7ed558ccd
 	x ^= x >> 33

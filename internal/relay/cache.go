@@ -84,21 +84,26 @@ func (c *ListCache) def(server string, t detect.Tool, elem []byte) engine.ToolDe
 	if c == nil || elem == nil {
 		return engine.DefOf(t)
 	}
-	k := keyOf([]byte(server), elem)
-	c.mu.Lock()
-	d, ok := c.defs[k]
-	c.mu.Unlock()
+	return cached(&c.mu, c.defs, keyOf([]byte(server), elem), func() engine.ToolDef { return engine.DefOf(t) })
+}
+
+// cached returns m[k], or computes, stores and returns it (outside the
+// lock: two callers may both compute, and store the same value).
+func cached[V any](mu *sync.Mutex, m map[[32]byte]V, k [32]byte, compute func() V) V {
+	mu.Lock()
+	v, ok := m[k]
+	mu.Unlock()
 	if ok {
-		return d
+		return v
 	}
-	d = engine.DefOf(t)
-	c.mu.Lock()
-	if len(c.defs) >= maxCached {
-		clear(c.defs)
+	v = compute()
+	mu.Lock()
+	if len(m) >= maxCached {
+		clear(m)
 	}
-	c.defs[k] = d
-	c.mu.Unlock()
-	return d
+	m[k] = v
+	mu.Unlock()
+	return v
 }
 
 // catalogueKey keys the detectors' findings: everything ScanCatalogue
@@ -124,20 +129,8 @@ func catalogueKey(server string, cat detect.Catalogue, elems [][]byte, others ma
 // scan returns the findings over a catalogue whose tools are elems, from
 // the cache or by scanning.
 func (c *ListCache) scan(server string, cat detect.Catalogue, elems [][]byte, others map[string][]string) map[string][]detect.Finding {
-	k := catalogueKey(server, cat, elems, others)
-	c.mu.Lock()
-	f, ok := c.findings[k]
-	c.mu.Unlock()
-	if ok {
-		return f
-	}
-	cat.Server = server
-	f = detect.ScanCatalogue(cat, others)
-	c.mu.Lock()
-	if len(c.findings) >= maxCached {
-		clear(c.findings)
-	}
-	c.findings[k] = f
-	c.mu.Unlock()
-	return f
+	return cached(&c.mu, c.findings, catalogueKey(server, cat, elems, others), func() map[string][]detect.Finding {
+		cat.Server = server
+		return detect.ScanCatalogue(cat, others)
+	})
 }
