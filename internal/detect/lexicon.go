@@ -199,7 +199,11 @@ func (l *lexicon) buildCells() {
 	}
 	nextFree := func(i int32) int32 {
 		f := i
-		for grow(int(f) + 1); cells[f].check >= 0; grow(int(f) + 1) {
+		for {
+			grow(int(f) + 1)
+			if cells[f].check < 0 {
+				break
+			}
 			f = skip[f]
 		}
 		for i < f && skip[i] != f {

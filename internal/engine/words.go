@@ -40,21 +40,20 @@ const maxShortWords = 4
 const evidenceVersion = 2
 
 // maxQuoteWords is the most words a value may have to be checked as a
-// quote, pair by pair (see quotePairs). A longer one that came from
+// quote, pair by pair (see valueWords). A longer one that came from
 // untrusted text is a passage of it, which its fingerprints find.
 const maxQuoteWords = 64
 
 // maxObservedWords bounds the distinct words, pairs and numbers one
-// observation keeps. Past
-// it the observation holds the overflow digest instead of the rest, and a
-// call in its session counts as steered: a bound never lets a call
-// through unasked (DESIGN rule 1).
+// observation keeps. Past it the observation holds the overflow digest
+// instead of the rest, and a call in its session counts as steered: a
+// bound never lets a call through unasked (DESIGN rule 1).
 const maxObservedWords = 1 << 16
 
 // The kinds of Word hash steering evidence uses: a word and a number-like
-// token (see eachNumber). A time, date, amount
-// or id the untrusted text named ("09:00", "2024-05-01", "12.50", "13") is
-// a value it chose, however long the argument holding it.
+// token (see eachNumber). A time, date, amount or id the untrusted text
+// named ("09:00", "2024-05-01", "12.50", "13") is a value it chose,
+// however long the argument holding it.
 const (
 	kindWord   = 'w'
 	kindNumber = 'n'
@@ -178,6 +177,8 @@ func observedWords(h *fingerprint.Hasher, text string) []uint64 {
 	// a set, not a sorted slice: a page says the same words again and
 	// again, and sorting every occurrence cost more than hashing it
 	seen := make(map[uint64]struct{}, min(len(text)/16, maxObservedWords))
+	// one past the bound is kept, so that the loop below knows to add
+	// the overflow digest
 	add := func(d uint64) {
 		if len(seen) <= maxObservedWords {
 			seen[d] = struct{}{}
