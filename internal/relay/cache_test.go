@@ -1,10 +1,20 @@
 package relay
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/weir-sec/weir/internal/audit"
 	"github.com/weir-sec/weir/internal/engine"
+	"github.com/weir-sec/weir/internal/policy/policyfile"
+	"github.com/weir-sec/weir/internal/recording"
+	"github.com/weir-sec/weir/internal/store"
 )
 
 // TestListCacheDefs: a definition read again comes from the cache, one
@@ -36,5 +46,74 @@ func TestListCacheDefs(t *testing.T) {
 	}
 	if len(cache.defs) != 2 {
 		t.Errorf("%d definitions cached, want 2", len(cache.defs))
+	}
+}
+
+// TestListRecordedOnChange: a tool list is recorded when it differs from
+// the last one recorded or the policy changed, not on every listing:
+// replay reads the latest definitions, which an unchanged list repeats.
+func TestListRecordedOnChange(t *testing.T) {
+	sq, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	log, err := audit.Open(filepath.Join(t.TempDir(), "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixMilli())
+	x := newHarness(t, sq, nil, func(o *Options) {
+		o.Audit, o.Recorder = log, sq
+		o.Now = func() time.Time { return time.UnixMilli(clock.Load()) }
+	})
+	id := 0
+	list := func(tools string) {
+		t.Helper()
+		id++
+		x.client(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
+		x.serverGot()
+		x.server(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"tools":[%s]}}`, id, tools))
+		x.clientGot()
+	}
+	a := `{"name":"read_note","inputSchema":{"type":"object"}}`
+	b := `{"name":"send_email","inputSchema":{"type":"object","properties":{"to":{"type":"string"}}}}`
+	list(a)
+	list(a)
+	list(a + "," + b)
+	list(a + "," + b)
+	reloaded, err := policyfile.Preset("strict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.r.SetPolicy(reloaded, nil)
+	list(a + "," + b)
+	list(a)
+	list(a)
+	clock.Add(listRecordEvery.Milliseconds())
+	list(a)
+
+	x.r.flushAudit()
+	x.r.flushRecordings(true)
+	var tools []int
+	if err := sq.Records(context.Background(), 0, "s1", func(r store.Rec) error {
+		if r.Kind == recording.KindList {
+			var l recording.List
+			if err := json.Unmarshal(r.Body, &l); err != nil {
+				return err
+			}
+			tools = append(tools, len(l.Tools))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The first list, the one that added a tool, the one under the
+	// reloaded policy, the one that dropped a tool again, and that one
+	// again an hour later (recordings are pruned by age).
+	if want := []int{1, 2, 2, 1, 1}; !slices.Equal(tools, want) {
+		t.Errorf("list recordings of %v tools, want %v", tools, want)
 	}
 }

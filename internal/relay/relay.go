@@ -176,6 +176,7 @@ type Relay struct {
 	catalog      map[string]*catalogEntry
 	instructions string            // the server's, from initialize or server/discover
 	withheld     map[string]string // tool → why it is withheld
+	lastList     listSeen          // the last tool list recorded
 
 	// Audit records wait in a buffer that the audit goroutine empties a
 	// batch at a time; it is woken once per batch, not once per record.

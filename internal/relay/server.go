@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strings"
+	"time"
 
 	"github.com/weir-sec/weir/internal/audit"
 	"github.com/weir-sec/weir/internal/detect"
@@ -379,17 +381,53 @@ func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []by
 		labels[i] = r.toolLabels(defs[i].Name)
 	}
 	at := r.now()
-	r.recordWith(&audit.Record{Event: "list", Method: "tools/list", Verdict: "allow", Enforced: true,
-		Reason: fmt.Sprintf("%d tools: %d private, %d untrusted, %d sink", len(d.Tools), private, untrusted, sink)}, nil,
-		func() (store.Rec, *policy.Policy) {
+	var rec func() (store.Rec, *policy.Policy)
+	if r.listChanged(result, in.Policy, at) {
+		rec = func() (store.Rec, *policy.Policy) {
 			return recording.NewList(r.opts.Session, r.opts.Server, at, in.Policy, defs, labels), in.Policy
-		}, nil)
+		}
+	}
+	r.recordWith(&audit.Record{Event: "list", Method: "tools/list", Verdict: "allow", Enforced: true,
+		Reason: fmt.Sprintf("%d tools: %d private, %d untrusted, %d sink", len(d.Tools), private, untrusted, sink)}, nil, rec, nil)
 	if d.Rewrite != nil {
 		if out, ok := jsonrpc.ReplaceMember(line, "result", d.Rewrite); ok {
 			line = out
 		}
 	}
 	return r.scratchList(line), true
+}
+
+// listSeen is the tool list a relay last recorded: its bytes' hash and
+// the policy it was decided under.
+type listSeen struct {
+	hash uint64
+	pol  *policy.Policy
+	at   int64 // Unix ms
+}
+
+// listRecordEvery is how often an unchanged tool list is recorded again,
+// so that pruning old recordings never leaves a long session's calls
+// without the definitions replay judges them by.
+const listRecordEvery = time.Hour
+
+// listSeed keys the hash that tells a tool list from the last one.
+var listSeed = maphash.MakeSeed()
+
+// listChanged reports whether a tool list is to be recorded: replay reads
+// the latest definitions from the session's recordings, so a list the
+// relay recorded already, decided under the same policy (labels follow
+// from the two), adds nothing but its cost: marshalling and storing
+// every definition again was a third of a repeated tools/list's CPU.
+func (r *Relay) listChanged(result []byte, pol *policy.Policy, at int64) bool {
+	seen := listSeen{hash: maphash.Bytes(listSeed, result), pol: pol, at: at}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last := r.lastList
+	if last.hash == seen.hash && last.pol == seen.pol && at-last.at < listRecordEvery.Milliseconds() {
+		return false
+	}
+	r.lastList = seen
+	return true
 }
 
 // onInstructions decides the instructions of an initialize or

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/pin"
 )
 
 // BenchmarkAppendSync times the store's share of the decision path on
@@ -167,5 +168,32 @@ func benchmarkAppendSync(b *testing.B, open opener) {
 			defer p.Close()
 			parallel(b, p)
 		})
+	}
+}
+
+// BenchmarkPins times what a tools/list reads of the pins, on both stores:
+// one server identity's pins and every server's (shadowing), with 20
+// servers of 50 tools pinned and nothing written since the last read.
+func BenchmarkPins(b *testing.B) { benchBackends(b, benchmarkPins) }
+
+func benchmarkPins(b *testing.B, open opener) {
+	ctx := context.Background()
+	s := open(b)
+	for i := range 20 {
+		server := "server-" + strconv.Itoa(i)
+		for j := range 50 {
+			p := pin.Pin{Identity: server, Server: server, Tool: "tool_" + strconv.Itoa(j), Hash: "h", Definition: []byte(`{"name":"x","description":"a definition of a few hundred bytes stands in here"}`)}
+			if err := s.PutPin(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for b.Loop() {
+		if own, err := s.Pins(ctx, "server-3"); err != nil || len(own) != 50 {
+			b.Fatal(len(own), err)
+		}
+		if all, err := s.AllPins(ctx, ""); err != nil || len(all) != 1000 {
+			b.Fatal(len(all), err)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/weir-sec/weir/internal/pin"
 )
@@ -23,41 +25,103 @@ func scanPins(rows *sql.Rows) ([]pin.Pin, error) {
 	return out, rows.Err()
 }
 
+// pinsVersionQuery reads the counter the pins table's triggers bump.
+const pinsVersionQuery = `SELECT version FROM pins_version`
+
+// pinCache keeps every pin as of one value of the pins version counter,
+// which triggers on the pins table bump on every write, whoever writes it
+// (another proxy, `weir pins approve`, a Weir of an older version): a
+// proxy that lists its tools again reads one row instead of the table,
+// which was a third of its CPU. The pins are read after the counter, so
+// what is kept is never older than the version it is kept under.
+type pinCache struct {
+	mu      sync.Mutex
+	version int64
+	all     []pin.Pin // ordered by server, identity and tool; nil: none kept
+	loads   int       // how many times the table was read (tests)
+}
+
+// get returns every pin, ordered by server, identity and tool: the kept
+// ones when the counter has not moved. The slice is shared; callers copy
+// what they hand on.
+func (c *pinCache) get(ctx context.Context, version func(context.Context) (int64, error), load func(context.Context) ([]pin.Pin, error)) ([]pin.Pin, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, err := version(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.all != nil && v == c.version {
+		return c.all, nil
+	}
+	all, err := load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.loads++
+	c.version, c.all = v, append([]pin.Pin{}, all...)
+	return c.all, nil
+}
+
+// pinsOf is Pins over every pin.
+func pinsOf(all []pin.Pin, identity string) map[string]pin.Pin {
+	out := map[string]pin.Pin{}
+	for _, p := range all {
+		if p.Identity == identity {
+			out[p.Tool] = p
+		}
+	}
+	return out
+}
+
+// serverPins is AllPins over every pin: a copy, never the cache's slice.
+func serverPins(all []pin.Pin, server string) []pin.Pin {
+	if server == "" {
+		return slices.Clone(all)
+	}
+	var out []pin.Pin
+	for _, p := range all {
+		if p.Server == server {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Pins returns the pins of one server identity, by tool name.
 func (s *SQLite) Pins(ctx context.Context, identity string) (map[string]pin.Pin, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+pinColumns+` FROM pins WHERE identity = ?`, identity)
+	all, err := s.allPins(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading pins from %s: %w", s.path, err)
+		return nil, err
 	}
-	list, err := scanPins(rows)
-	if err != nil {
-		return nil, fmt.Errorf("reading pins from %s: %w", s.path, err)
-	}
-	out := make(map[string]pin.Pin, len(list))
-	for _, p := range list {
-		out[p.Tool] = p
-	}
-	return out, nil
+	return pinsOf(all, identity), nil
 }
 
 // AllPins returns every pin, ordered by server name, identity and tool; a
 // non-empty server keeps only that server's.
 func (s *SQLite) AllPins(ctx context.Context, server string) ([]pin.Pin, error) {
-	q := `SELECT ` + pinColumns + ` FROM pins`
-	var args []any
-	if server != "" {
-		q += ` WHERE server = ?`
-		args = append(args, server)
+	all, err := s.allPins(ctx)
+	if err != nil {
+		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY server, identity, tool`, args...)
+	return serverPins(all, server), nil
+}
+
+func (s *SQLite) allPins(ctx context.Context) ([]pin.Pin, error) {
+	all, err := s.pins.get(ctx, func(ctx context.Context) (v int64, err error) {
+		err = s.pinsVersion.QueryRowContext(ctx).Scan(&v)
+		return v, err
+	}, func(ctx context.Context) ([]pin.Pin, error) {
+		rows, err := s.db.QueryContext(ctx, `SELECT `+pinColumns+` FROM pins ORDER BY server, identity, tool`)
+		if err != nil {
+			return nil, err
+		}
+		return scanPins(rows)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reading pins from %s: %w", s.path, err)
 	}
-	out, err := scanPins(rows)
-	if err != nil {
-		return nil, fmt.Errorf("reading pins from %s: %w", s.path, err)
-	}
-	return out, nil
+	return all, nil
 }
 
 // PutPin writes a pin, replacing the row for its identity and tool but

@@ -43,6 +43,8 @@ type Postgres struct {
 
 	bound
 
+	pins pinCache
+
 	// now is the clock for sessions.last_seen; tests replace it.
 	now func() time.Time
 }
@@ -173,6 +175,21 @@ var pgMigrations = []string{
 	`ALTER TABLE sessions ADD COLUMN bytes bigint NOT NULL DEFAULT 0;
 	UPDATE sessions SET bytes = (SELECT coalesce(sum(coalesce(length(prints), 0) + coalesce(length(digests), 0) + coalesce(length(idents), 0)), 0)
 		FROM observations o WHERE o.session = sessions.session);`,
+
+	// 10: the pins version counter, bumped once per statement that writes
+	// pins.
+	`CREATE TABLE pins_version (
+		id      integer PRIMARY KEY CHECK (id = 0),
+		version bigint  NOT NULL
+	);
+	INSERT INTO pins_version VALUES (0, 0);
+	CREATE FUNCTION weir_pins_written() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		UPDATE pins_version SET version = version + 1;
+		RETURN NULL;
+	END $$;
+	CREATE TRIGGER pins_written AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON pins
+		FOR EACH STATEMENT EXECUTE FUNCTION weir_pins_written();`,
 }
 
 // pgGoMigrations are [goMigrations] for PostgreSQL.

@@ -24,15 +24,11 @@ func (p *Postgres) Pins(ctx context.Context, identity string) (map[string]pin.Pi
 	if err := p.checkText("pins", identity); err != nil {
 		return nil, err
 	}
-	list, err := p.pins(ctx, `SELECT `+pinColumns+` FROM pins WHERE identity = $1`, identity)
+	all, err := p.allPins(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading pins from %s: %w", p.name, err)
+		return nil, err
 	}
-	out := make(map[string]pin.Pin, len(list))
-	for _, pn := range list {
-		out[pn.Tool] = pn
-	}
-	return out, nil
+	return pinsOf(all, identity), nil
 }
 
 // AllPins returns every pin, ordered by server name, identity and tool; a
@@ -41,20 +37,27 @@ func (p *Postgres) AllPins(ctx context.Context, server string) ([]pin.Pin, error
 	if err := p.checkText("pins", server); err != nil {
 		return nil, err
 	}
-	q := `SELECT ` + pinColumns + ` FROM pins`
-	var args []any
-	if server != "" {
-		q += ` WHERE server = $1`
-		args = append(args, server)
+	all, err := p.allPins(ctx)
+	if err != nil {
+		return nil, err
 	}
-	out, err := p.pins(ctx, q+` ORDER BY server, identity, tool`, args...)
+	return serverPins(all, server), nil
+}
+
+func (p *Postgres) allPins(ctx context.Context) ([]pin.Pin, error) {
+	all, err := p.pins.get(ctx, func(ctx context.Context) (v int64, err error) {
+		err = p.pool.QueryRow(ctx, pinsVersionQuery).Scan(&v)
+		return v, err
+	}, func(ctx context.Context) ([]pin.Pin, error) {
+		return p.readPins(ctx, `SELECT `+pinColumns+` FROM pins ORDER BY server, identity, tool`)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reading pins from %s: %w", p.name, err)
 	}
-	return out, nil
+	return all, nil
 }
 
-func (p *Postgres) pins(ctx context.Context, q string, args ...any) ([]pin.Pin, error) {
+func (p *Postgres) readPins(ctx context.Context, q string, args ...any) ([]pin.Pin, error) {
 	rows, err := p.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err

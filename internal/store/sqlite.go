@@ -40,6 +40,9 @@ type SQLite struct {
 	rateRecord *sql.Stmt // record one event
 	rateOldest *sql.Stmt // the event whose leaving makes room
 
+	pinsVersion *sql.Stmt // pins_version's counter
+	pins        pinCache
+
 	// now is the clock for sessions.last_seen; tests replace it.
 	now func() time.Time
 }
@@ -196,6 +199,19 @@ var migrations = []string{
 	`ALTER TABLE sessions ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
 	UPDATE sessions SET bytes = (SELECT coalesce(sum(coalesce(length(prints), 0) + coalesce(length(digests), 0) + coalesce(length(idents), 0)), 0)
 		FROM observations o WHERE o.session = sessions.session);`,
+
+	// 10: a counter that every write to pins bumps, by triggers, so that
+	// whoever writes (another proxy, `weir pins approve`, a Weir of an
+	// older version still running) a proxy's cached pins are read afresh
+	// (see pinCache), and one that lists its tools again reads one row.
+	`CREATE TABLE pins_version (
+		id      INTEGER PRIMARY KEY CHECK (id = 0),
+		version INTEGER NOT NULL
+	);
+	INSERT INTO pins_version VALUES (0, 0);
+	CREATE TRIGGER pins_inserted AFTER INSERT ON pins BEGIN UPDATE pins_version SET version = version + 1; END;
+	CREATE TRIGGER pins_updated AFTER UPDATE ON pins BEGIN UPDATE pins_version SET version = version + 1; END;
+	CREATE TRIGGER pins_deleted AFTER DELETE ON pins BEGIN UPDATE pins_version SET version = version + 1; END;`,
 }
 
 // goMigrations run, in the migration's transaction, after the SQL of the
@@ -320,6 +336,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		{&s.insert, insertQuery}, {&s.touch, touchQuery}, {&s.grow, growQuery}, {&s.sync, syncQuery},
 		{&s.rateExpire, rateExpireQuery}, {&s.rateCount, rateCountQuery},
 		{&s.rateRecord, rateRecordQuery}, {&s.rateOldest, rateOldestQuery},
+		{&s.pinsVersion, pinsVersionQuery},
 	} {
 		if *p.stmt, err = db.PrepareContext(ctx, p.query); err != nil {
 			db.Close()
