@@ -111,7 +111,7 @@ func decideCall(in Inputs, c Call) Decision {
 	writeback := !sink || c.namesPath() && !c.namesDestination()
 	counted := make([]bool, len(s.Sources))
 	exempt := make([]bool, len(s.Sources))
-	var privSrc, untrustedSrc, foreignPriv, prunedPriv, evictedPriv []string
+	var privSrc, untrustedSrc, foreignPriv, prunedPriv, evictedPriv, unloadedPriv []string
 	for i, src := range s.Sources {
 		if p.FlowAllowed(src.Tool, name) {
 			continue
@@ -132,6 +132,9 @@ func decideCall(in Inputs, c Call) Decision {
 		}
 		if src.Labels.Has(flow.Private|flow.Evicted) && !exempt[i] {
 			evictedPriv = append(evictedPriv, src.Tool)
+		}
+		if src.Labels.Has(flow.Private|flow.Unloaded) && !exempt[i] {
+			unloadedPriv = append(unloadedPriv, src.Tool)
 		}
 		if src.Labels.Has(flow.Untrusted) {
 			untrustedSrc = append(untrustedSrc, src.Tool)
@@ -197,6 +200,13 @@ func decideCall(in Inputs, c Call) Decision {
 			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, fmt.Sprintf(
 				"this session read more private data (from %s) than Weir keeps fingerprints of (session.max_bytes), and the oldest were evicted, so it can no longer tell whether the arguments of %s carry it, and treats them as if they do; start a new session, or raise session.max_bytes, to work without this",
 				strings.Join(uniqueSorted(evictedPriv), ", "), name)})
+		case len(unloadedPriv) > 0:
+			// This proxy joined a long session and is still reading its
+			// fingerprints: until they are in, what it cannot attribute
+			// is judged as carried, as evicted data is.
+			d.add(Finding{RuleExfiltration, p.Flow.Exfiltration, fmt.Sprintf(
+				"this Weir proxy joined a session that had read a lot of private data (from %s) and is still reading its fingerprints, so for now it treats the arguments of %s as carrying that data; retry in a few seconds",
+				strings.Join(uniqueSorted(unloadedPriv), ", "), name)})
 		}
 		tainted, taintSrc = m.tainted(s)
 		d.Tainted = tainted

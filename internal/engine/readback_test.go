@@ -167,3 +167,31 @@ func TestEvictionWidensTaint(t *testing.T) {
 		t.Errorf("a call that is not a sink: %s %s", d.Verdict, d.Reason)
 	}
 }
+
+// TestUnloadedWidensTaint: a source a joining proxy knows only the labels
+// of (its fingerprints are still being read) is judged as evicted data
+// is: every sink call is taken to carry its private data, and the reason
+// says to retry; a write back to where it was read from and a call that
+// is not a sink are not.
+func TestUnloadedWidensTaint(t *testing.T) {
+	h := hasher(t)
+	pol := mustPolicy(t, "version: 1\n")
+	s := &flow.Session{}
+	s.Apply(1, &flow.Observation{Tool: "files/read_text_file", Labels: flow.Private | flow.Unloaded})
+	mail := Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: flow.Sink}, Args: args("to", "x@example.com", "body", "Lunch at noon on Thursday?")}
+	if d := decide(pol, h, s, mail); d.Verdict != flow.Block || d.Rule != RuleExfiltration || !strings.Contains(d.Reason, "retry in a few seconds") || !strings.Contains(d.Reason, "files/read_text_file") {
+		t.Errorf("a sink call: %s %s: %s", d.Verdict, d.Rule, d.Reason)
+	}
+	save := Call{Server: "files", Tool: "write_file", Labels: ToolLabels{Labels: flow.Sink}, Args: args("path", "/home/me/notes.md", "content", "edited")}
+	if d := decide(pol, h, s, save); d.Verdict != flow.Allow {
+		t.Errorf("a write back to the server the data came from: %s %s: %s", d.Verdict, d.Rule, d.Reason)
+	}
+	if d := decide(pol, h, s, Call{Server: "calc", Tool: "add", Args: args("a", "1")}); d.Verdict != flow.Allow {
+		t.Errorf("a call that is not a sink: %s %s", d.Verdict, d.Reason)
+	}
+	// Once loaded, the same session without the mark lets the message go.
+	s.Sources[0].Labels &^= flow.Unloaded
+	if d := decide(pol, h, s, mail); d.Verdict == flow.Block {
+		t.Errorf("the sink call once loaded: %s %s: %s", d.Verdict, d.Rule, d.Reason)
+	}
+}

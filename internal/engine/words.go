@@ -281,7 +281,7 @@ func steered(s *flow.Session, counted []bool, m *attribution, tool string, dg *A
 		return true
 	}
 	for i, src := range s.Sources {
-		if untrusted(int32(i)) && src.Labels.Any(flow.Evicted|flow.Pruned) {
+		if untrusted(int32(i)) && src.Labels.Any(flow.Evicted|flow.Pruned|flow.Unloaded) {
 			return true
 		}
 	}

@@ -74,8 +74,8 @@ func TestSteeringFailsClosed(t *testing.T) {
 			t.Errorf("verdict %s (%s), want escalate", d.Verdict, d.Reason)
 		}
 	})
-	for _, mark := range []flow.Labels{flow.Evicted, flow.Pruned} {
-		t.Run(map[flow.Labels]string{flow.Evicted: "evicted", flow.Pruned: "pruned"}[mark], func(t *testing.T) {
+	for _, mark := range []flow.Labels{flow.Evicted, flow.Pruned, flow.Unloaded} {
+		t.Run(map[flow.Labels]string{flow.Evicted: "evicted", flow.Pruned: "pruned", flow.Unloaded: "unloaded"}[mark], func(t *testing.T) {
 			s := session(t, h, web)
 			s.Sources[0].Labels |= mark
 			if d := decide(pol, h, s, call()); d.Verdict != flow.Escalate {

@@ -32,6 +32,12 @@ const (
 	// widens taint: private data from it is treated as carried by every
 	// sink call. It is never a tool's label.
 	Evicted
+	// Unloaded marks a source a proxy that joined a long session knows
+	// only the labels of for now: its fingerprints are still being read
+	// (see relay's join). Like Evicted it widens taint until they are in,
+	// and it is never stored: the loaded mirror replaces the one that
+	// holds it.
+	Unloaded
 
 	allLabels = Private | Untrusted | Sink
 )

@@ -275,6 +275,11 @@ var ErrServerGone = errors.New("MCP server closed its output")
 func (r *Relay) Run(ctx context.Context, client, server Transport) error {
 	r.client, r.server = client, server
 	var wg sync.WaitGroup
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	if load := r.join(ctx); load != nil {
+		wg.Go(func() { load(loadCtx) })
+	}
 	if r.opts.Audit != nil {
 		r.auditWake = make(chan struct{}, 1)
 		r.auditStop = make(chan struct{})
@@ -300,6 +305,7 @@ func (r *Relay) Run(ctx context.Context, client, server Transport) error {
 	if r.auditStop != nil {
 		close(r.auditStop)
 	}
+	stopLoad()
 	wg.Wait()
 	if errors.Is(serverErr, io.EOF) {
 		return nil

@@ -21,6 +21,8 @@ type State interface {
 	Take(ctx context.Context, session, key string, n int, per time.Duration, now time.Time) (bool, time.Duration, error)
 	Prune(ctx context.Context, olderThan time.Time) (int, error)
 	Observations(ctx context.Context, session string, apply func(seq int64, o *flow.Observation)) error
+	SessionBytes(ctx context.Context, session string) (int64, error)
+	Outline(ctx context.Context, session string, apply func(seq int64, o *flow.Observation)) error
 	SetSessionMaxBytes(n int64)
 
 	Pins(ctx context.Context, identity string) (map[string]pin.Pin, error)

@@ -484,6 +484,53 @@ func (p *Postgres) Sync(ctx context.Context, session string, mirror *flow.Sessio
 	return nil
 }
 
+// SessionBytes is [SQLite.SessionBytes].
+func (p *Postgres) SessionBytes(ctx context.Context, session string) (int64, error) {
+	if err := p.checkText("session size", session); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := p.pool.QueryRow(ctx, `SELECT bytes FROM sessions WHERE session = $1`, session).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("state store %s: session size: %w", p.name, err)
+	}
+	return n, nil
+}
+
+// Outline is [SQLite.Outline]; the hash columns are TOASTed, so it reads
+// a fraction of what Sync does here too.
+func (p *Postgres) Outline(ctx context.Context, session string, apply func(seq int64, o *flow.Observation)) error {
+	if err := p.checkText("outline", session); err != nil {
+		return err
+	}
+	rows, err := p.pool.Query(ctx, `SELECT seq, at, tool, labels FROM observations WHERE session = $1 ORDER BY seq`, session)
+	if err != nil {
+		return fmt.Errorf("state store %s: outline: %w", p.name, err)
+	}
+	defer rows.Close()
+	var (
+		o           flow.Observation
+		seq, labels int64
+	)
+	for rows.Next() {
+		if err := rows.Scan(&seq, &o.At, &o.Tool, &labels); err != nil {
+			return fmt.Errorf("state store %s: outline: %w", p.name, err)
+		}
+		if labels < 0 || labels > 0xff {
+			return fmt.Errorf("state store %s: outline: row %d has labels %d out of range; the store is damaged", p.name, seq, labels)
+		}
+		o.Labels = flow.Labels(labels)
+		apply(seq, &o)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("state store %s: outline: %w", p.name, err)
+	}
+	return nil
+}
+
 // pull calls apply for each of session's rows above after, in sequence
 // order, as [SQLite.pull] does.
 func (p *Postgres) pull(ctx context.Context, session string, after int64, apply func(seq int64, o *flow.Observation)) error {

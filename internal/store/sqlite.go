@@ -266,6 +266,7 @@ const (
 	growQuery = `UPDATE sessions SET bytes = bytes + ?2 WHERE session = ?1 RETURNING bytes`
 	syncQuery = `SELECT seq, at, tool, labels, prints, digests, idents FROM observations
 		WHERE session = ? AND seq > ? ORDER BY seq`
+	outlineQuery = `SELECT seq, at, tool, labels FROM observations WHERE session = ? ORDER BY seq`
 
 	// The window of a Take at now is every event after now-per: see Take
 	// for why it has no upper end.
@@ -563,6 +564,50 @@ func (s *SQLite) pull(ctx context.Context, session string, after int64, apply fu
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("state store %s: sync: %w", s.path, err)
+	}
+	return nil
+}
+
+// SessionBytes is how many bytes of hashes session's observations hold
+// (what session.max_bytes bounds); 0 for a session the store has not seen.
+func (s *SQLite) SessionBytes(ctx context.Context, session string) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT bytes FROM sessions WHERE session = ?`, session).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("state store %s: session size: %w", s.path, err)
+	}
+	return n, nil
+}
+
+// Outline calls apply for each of session's observations, in sequence
+// order, with its labels and none of its hashes. The hash columns come
+// last in the row and live on overflow pages, so this reads a fraction
+// of what Sync does.
+func (s *SQLite) Outline(ctx context.Context, session string, apply func(seq int64, o *flow.Observation)) error {
+	rows, err := s.db.QueryContext(ctx, outlineQuery, session)
+	if err != nil {
+		return fmt.Errorf("state store %s: outline: %w", s.path, err)
+	}
+	defer rows.Close()
+	var (
+		o           flow.Observation
+		seq, labels int64
+	)
+	for rows.Next() {
+		if err := rows.Scan(&seq, &o.At, &o.Tool, &labels); err != nil {
+			return fmt.Errorf("state store %s: outline: %w", s.path, err)
+		}
+		if labels < 0 || labels > 0xff {
+			return fmt.Errorf("state store %s: outline: row %d has labels %d out of range; the store is damaged", s.path, seq, labels)
+		}
+		o.Labels = flow.Labels(labels)
+		apply(seq, &o)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("state store %s: outline: %w", s.path, err)
 	}
 	return nil
 }

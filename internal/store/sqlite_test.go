@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -703,4 +704,51 @@ func bigObservation(n int) *flow.Observation {
 	slices.Sort(p)
 	p = slices.Compact(p)
 	return &flow.Observation{Tool: "notes/read_note", Labels: flow.Private, At: 1, Prints: p, Digests: p[:100]}
+}
+
+// TestOutline: a session's outline is its observations' tools, labels and
+// times in sequence order with no hashes, and SessionBytes the bytes of
+// hashes it holds.
+func TestOutline(t *testing.T) { forEachBackend(t, testOutline) }
+
+func testOutline(t *testing.T, open opener) {
+	ctx := context.Background()
+	s := open(t)
+	if n, err := s.SessionBytes(ctx, "s"); err != nil || n != 0 {
+		t.Fatalf("bytes of a session never seen: %d, %v", n, err)
+	}
+	in := []*flow.Observation{
+		{Tool: "notes/read", Labels: flow.Private, At: 5, Prints: []uint64{1, 2, 3}, Digests: []uint64{4}},
+		{Tool: "web/fetch", Labels: flow.Untrusted, At: 6, Idents: []uint64{7, 8}},
+		{Tool: "files/list", At: 7},
+	}
+	for _, o := range in {
+		if _, err := s.Append(ctx, "s", o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Append(ctx, "other", in[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.SessionBytes(ctx, "s"); err != nil || n != 6*8 {
+		t.Errorf("bytes of s: %d, %v; want %d", n, err, 6*8)
+	}
+	var got []string
+	last := int64(0)
+	if err := s.Outline(ctx, "s", func(seq int64, o *flow.Observation) {
+		if seq <= last {
+			t.Errorf("seq %d after %d", seq, last)
+		}
+		last = seq
+		if len(o.Prints)+len(o.Digests)+len(o.Idents) > 0 {
+			t.Errorf("outline row %d has hashes", seq)
+		}
+		got = append(got, fmt.Sprintf("%s %s %d", o.Tool, o.Labels, o.At))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"notes/read private 5", "web/fetch untrusted 6", "files/list none 7"}
+	if !slices.Equal(got, want) {
+		t.Errorf("outline %q, want %q", got, want)
+	}
 }
