@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,5 +116,83 @@ func TestListRecordedOnChange(t *testing.T) {
 	// again an hour later (recordings are pruned by age).
 	if want := []int{1, 2, 2, 1, 1}; !slices.Equal(tools, want) {
 		t.Errorf("list recordings of %v tools, want %v", tools, want)
+	}
+}
+
+// TestListMemo: a tool list with the same bytes as the last is answered
+// as the last was without being decided again, until a pin changes —
+// through another handle on the store, as `weir pins approve` does — or
+// the policy does; then it is decided afresh.
+func TestListMemo(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	sq, err := store.OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	x := newHarness(t, sq, nil, func(o *Options) { o.Identity = "srv" })
+	id := 0
+	list := func(tools string) string {
+		t.Helper()
+		id++
+		x.client(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
+		x.serverGot()
+		x.server(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"tools":[%s]}}`, id, tools))
+		var m struct{ Result json.RawMessage }
+		if err := json.Unmarshal([]byte(x.clientGot()), &m); err != nil {
+			t.Fatal(err)
+		}
+		return string(m.Result)
+	}
+	decided := func() int {
+		x.r.mu.Lock()
+		defer x.r.mu.Unlock()
+		return x.r.listsDecided
+	}
+	v1 := `{"name":"read_note","description":"Read a note.","inputSchema":{"type":"object"}}`
+	v2 := `{"name":"read_note","description":"Read one note, by its name.","inputSchema":{"type":"object"}}`
+	// A list that writes pins moves the pins version: the next is decided
+	// again, and that one is kept.
+	first := list(v1)
+	for range 3 {
+		if again := list(v1); again != first || decided() != 2 {
+			t.Errorf("the same list again: decided %d times, want 2; answer %s, want %s", decided(), again, first)
+		}
+	}
+	changed := list(v2)
+	if strings.Contains(changed, "read_note") {
+		t.Fatalf("a changed definition was listed: %s", changed)
+	}
+	for range 2 {
+		if again := list(v2); again != changed || decided() != 4 {
+			t.Errorf("the changed list again: decided %d times, want 4; answer %s", decided(), again)
+		}
+	}
+
+	// `weir pins approve`, from another process.
+	other, err := store.OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if n, err := other.ApprovePins(ctx, "srv", "", time.Now().UnixMilli()); err != nil || n != 1 {
+		t.Fatalf("approve: %d, %v", n, err)
+	}
+	if got := list(v2); !strings.Contains(got, "read_note") || decided() != 5 {
+		t.Errorf("after the approval: decided %d times, want 5; answer %s", decided(), got)
+	}
+	if list(v2); decided() != 5 {
+		t.Errorf("the approved list again: decided %d times, want 5", decided())
+	}
+
+	// A policy reload decides afresh.
+	pol, err := policyfile.Preset("strict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.r.SetPolicy(pol, nil)
+	if list(v2); decided() != 6 {
+		t.Errorf("after a reload: decided %d times, want 6", decided())
 	}
 }

@@ -177,6 +177,8 @@ type Relay struct {
 	instructions string            // the server's, from initialize or server/discover
 	withheld     map[string]string // tool → why it is withheld
 	lastList     listSeen          // the last tool list recorded
+	listMemo     listMemo          // the last tool list decided in full
+	listsDecided int               // how many were (tests)
 
 	// Audit records wait in a buffer that the audit goroutine empties a
 	// batch at a time; it is woken once per batch, not once per record.

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"strings"
-	"time"
 
 	"github.com/weir-sec/weir/internal/audit"
 	"github.com/weir-sec/weir/internal/detect"
@@ -314,6 +312,11 @@ func (r *Relay) scanResult(ctx context.Context, in engine.Inputs, res engine.Res
 // onList decides a tools/list result: every definition is read, pinned
 // and judged; withheld tools are left out of what the client gets.
 func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []byte) ([]byte, bool) {
+	pol, at := r.policy.Load(), r.now()
+	key := r.listKeyOf(ctx, result, pol)
+	if out, ok := r.memoList(key, at, line); ok {
+		return out, true
+	}
 	tools, elems, err := engine.ReadToolList(r.opts.Server, result)
 	if err != nil {
 		reason := fmt.Sprintf("the MCP server %q sent a tool list Weir cannot read unambiguously (%v), so Weir does not relay it", r.opts.Server, err)
@@ -325,7 +328,7 @@ func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []by
 	l := engine.List{Raw: result, Tools: tools, Elems: elems, Instructions: r.instructions}
 	r.mu.Unlock()
 	r.gather.List(ctx, &l, nil, nil, nil)
-	in := engine.Inputs{Policy: r.policy.Load(), Hasher: r.opts.Hasher}
+	in := engine.Inputs{Policy: pol, Hasher: r.opts.Hasher}
 	d := engine.Decide(in, l)
 	if err := r.persist(ctx, d.Delta); err != nil {
 		// Fail closed: without pins Weir cannot tell a rug pull from a tool
@@ -380,54 +383,22 @@ func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []by
 	for i := range tools {
 		labels[i] = r.toolLabels(defs[i].Name)
 	}
-	at := r.now()
 	var rec func() (store.Rec, *policy.Policy)
-	if r.listChanged(result, in.Policy, at) {
+	if r.listChanged(key, at) {
 		rec = func() (store.Rec, *policy.Policy) {
 			return recording.NewList(r.opts.Session, r.opts.Server, at, in.Policy, defs, labels), in.Policy
 		}
 	}
-	r.recordWith(&audit.Record{Event: "list", Method: "tools/list", Verdict: "allow", Enforced: true,
-		Reason: fmt.Sprintf("%d tools: %d private, %d untrusted, %d sink", len(d.Tools), private, untrusted, sink)}, nil, rec, nil)
+	reason := fmt.Sprintf("%d tools: %d private, %d untrusted, %d sink", len(d.Tools), private, untrusted, sink)
+	r.recordWith(&audit.Record{Event: "list", Method: "tools/list", Verdict: "allow", Enforced: true, Reason: reason}, nil, rec, nil)
 	if d.Rewrite != nil {
 		if out, ok := jsonrpc.ReplaceMember(line, "result", d.Rewrite); ok {
 			line = out
 		}
 	}
-	return r.scratchList(line), true
-}
-
-// listSeen is the tool list a relay last recorded: its bytes' hash and
-// the policy it was decided under.
-type listSeen struct {
-	hash uint64
-	pol  *policy.Policy
-	at   int64 // Unix ms
-}
-
-// listRecordEvery is how often an unchanged tool list is recorded again,
-// so that pruning old recordings never leaves a long session's calls
-// without the definitions replay judges them by.
-const listRecordEvery = time.Hour
-
-// listSeed keys the hash that tells a tool list from the last one.
-var listSeed = maphash.MakeSeed()
-
-// listChanged reports whether a tool list is to be recorded: replay reads
-// the latest definitions from the session's recordings, so a list the
-// relay recorded already, decided under the same policy (labels follow
-// from the two), adds nothing but its cost: marshalling and storing
-// every definition again was a third of a repeated tools/list's CPU.
-func (r *Relay) listChanged(result []byte, pol *policy.Policy, at int64) bool {
-	seen := listSeen{hash: maphash.Bytes(listSeed, result), pol: pol, at: at}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	last := r.lastList
-	if last.hash == seen.hash && last.pol == seen.pol && at-last.at < listRecordEvery.Milliseconds() {
-		return false
-	}
-	r.lastList = seen
-	return true
+	line = r.scratchList(line)
+	r.keepList(key, len(d.Delta.Pins) == 0 && l.PinsErr == "", result, line, reason)
+	return line, true
 }
 
 // onInstructions decides the instructions of an initialize or

@@ -108,20 +108,17 @@ func (s *SQLite) AllPins(ctx context.Context, server string) ([]pin.Pin, error) 
 }
 
 func (s *SQLite) allPins(ctx context.Context) ([]pin.Pin, error) {
-	all, err := s.pins.get(ctx, func(ctx context.Context) (v int64, err error) {
-		err = s.pinsVersion.QueryRowContext(ctx).Scan(&v)
-		return v, err
-	}, func(ctx context.Context) ([]pin.Pin, error) {
+	return s.pins.get(ctx, s.PinsVersion, func(ctx context.Context) ([]pin.Pin, error) {
 		rows, err := s.db.QueryContext(ctx, `SELECT `+pinColumns+` FROM pins ORDER BY server, identity, tool`)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading pins from %s: %w", s.path, err)
 		}
-		return scanPins(rows)
+		all, err := scanPins(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading pins from %s: %w", s.path, err)
+		}
+		return all, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("reading pins from %s: %w", s.path, err)
-	}
-	return all, nil
 }
 
 // PutPin writes a pin, replacing the row for its identity and tool but
@@ -171,4 +168,13 @@ func (s *SQLite) ResetPins(ctx context.Context, server string) (int, error) {
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// PinsVersion is the pins version counter: it moves on every write to
+// the pins, by anyone.
+func (s *SQLite) PinsVersion(ctx context.Context) (v int64, err error) {
+	if err = s.pinsVersion.QueryRowContext(ctx).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading the pins version from %s: %w", s.path, err)
+	}
+	return v, nil
 }

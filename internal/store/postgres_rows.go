@@ -45,16 +45,13 @@ func (p *Postgres) AllPins(ctx context.Context, server string) ([]pin.Pin, error
 }
 
 func (p *Postgres) allPins(ctx context.Context) ([]pin.Pin, error) {
-	all, err := p.pins.get(ctx, func(ctx context.Context) (v int64, err error) {
-		err = p.pool.QueryRow(ctx, pinsVersionQuery).Scan(&v)
-		return v, err
-	}, func(ctx context.Context) ([]pin.Pin, error) {
-		return p.readPins(ctx, `SELECT `+pinColumns+` FROM pins ORDER BY server, identity, tool`)
+	return p.pins.get(ctx, p.PinsVersion, func(ctx context.Context) ([]pin.Pin, error) {
+		all, err := p.readPins(ctx, `SELECT `+pinColumns+` FROM pins ORDER BY server, identity, tool`)
+		if err != nil {
+			return nil, fmt.Errorf("reading pins from %s: %w", p.name, err)
+		}
+		return all, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("reading pins from %s: %w", p.name, err)
-	}
-	return all, nil
 }
 
 func (p *Postgres) readPins(ctx context.Context, q string, args ...any) ([]pin.Pin, error) {
@@ -435,4 +432,12 @@ func (p *Postgres) PruneWritten(ctx context.Context, olderThan time.Time) error 
 		return fmt.Errorf("state store %s: prune written: %w", p.name, err)
 	}
 	return nil
+}
+
+// PinsVersion is [SQLite.PinsVersion].
+func (p *Postgres) PinsVersion(ctx context.Context) (v int64, err error) {
+	if err = p.pool.QueryRow(ctx, pinsVersionQuery).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading the pins version from %s: %w", p.name, err)
+	}
+	return v, nil
 }
