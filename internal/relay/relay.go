@@ -29,7 +29,7 @@ import (
 // rate-limited calls across the proxies of a session, and keeps pins.
 type Store interface {
 	Append(ctx context.Context, session string, o *flow.Observation) (int64, error)
-	PutPin(ctx context.Context, p pin.Pin) error
+	PutPin(ctx context.Context, ps ...pin.Pin) error
 	Inputs
 }
 

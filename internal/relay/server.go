@@ -189,8 +189,8 @@ func (r *Relay) persist(ctx context.Context, delta engine.Delta) error {
 			return err
 		}
 	}
-	for _, p := range delta.Pins {
-		if err := r.opts.Store.PutPin(ctx, p); err != nil {
+	if len(delta.Pins) > 0 {
+		if err := r.opts.Store.PutPin(ctx, delta.Pins...); err != nil {
 			return err
 		}
 	}

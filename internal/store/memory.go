@@ -105,13 +105,15 @@ func (m *Memory) AllPins(_ context.Context, server string) ([]pin.Pin, error) {
 	return out, nil
 }
 
-// PutPin writes a pin, replacing the one for its identity and tool.
-func (m *Memory) PutPin(_ context.Context, p pin.Pin) error {
+// PutPin writes pins, replacing the one for each one's identity and tool.
+func (m *Memory) PutPin(_ context.Context, ps ...pin.Pin) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.pins[p.Identity] == nil {
-		m.pins[p.Identity] = map[string]pin.Pin{}
+	for _, p := range ps {
+		if m.pins[p.Identity] == nil {
+			m.pins[p.Identity] = map[string]pin.Pin{}
+		}
+		m.pins[p.Identity][p.Tool] = p
 	}
-	m.pins[p.Identity][p.Tool] = p
 	return nil
 }

@@ -27,7 +27,7 @@ type State interface {
 
 	Pins(ctx context.Context, identity string) (map[string]pin.Pin, error)
 	AllPins(ctx context.Context, server string) ([]pin.Pin, error)
-	PutPin(ctx context.Context, p pin.Pin) error
+	PutPin(ctx context.Context, ps ...pin.Pin) error
 	ApprovePins(ctx context.Context, server, tool string, now int64) (int, error)
 	ResetPins(ctx context.Context, server string) (int, error)
 

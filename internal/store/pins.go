@@ -121,17 +121,33 @@ func (s *SQLite) allPins(ctx context.Context) ([]pin.Pin, error) {
 	})
 }
 
-// PutPin writes a pin, replacing the row for its identity and tool but
-// keeping the first FirstSeen.
-func (s *SQLite) PutPin(ctx context.Context, p pin.Pin) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO pins (`+pinColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (identity, tool) DO UPDATE SET server = excluded.server, hash = excluded.hash,
-			definition = excluded.definition, pending_hash = excluded.pending_hash,
-			pending_def = excluded.pending_def, pending_why = excluded.pending_why, updated = excluded.updated,
-			command = excluded.command`,
-		p.Identity, p.Tool, p.Server, p.Hash, p.Definition, p.PendingHash, p.PendingDef, p.PendingWhy, p.FirstSeen, p.Updated, p.Command)
+const putPinQuery = `INSERT INTO pins (` + pinColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (identity, tool) DO UPDATE SET server = excluded.server, hash = excluded.hash,
+		definition = excluded.definition, pending_hash = excluded.pending_hash,
+		pending_def = excluded.pending_def, pending_why = excluded.pending_why, updated = excluded.updated,
+		command = excluded.command`
+
+// PutPin writes pins, in one transaction, replacing the row for each one's
+// identity and tool but keeping the first FirstSeen. A server's first
+// tool list pins every tool: one commit, not one per tool.
+func (s *SQLite) PutPin(ctx context.Context, ps ...pin.Pin) error {
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("writing a pin to %s: %w", s.path, err)
+		return fmt.Errorf("writing pins to %s: %w", s.path, err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, putPinQuery)
+	if err != nil {
+		return fmt.Errorf("writing pins to %s: %w", s.path, err)
+	}
+	defer stmt.Close()
+	for _, p := range ps {
+		if _, err := stmt.ExecContext(ctx, p.Identity, p.Tool, p.Server, p.Hash, p.Definition, p.PendingHash, p.PendingDef, p.PendingWhy, p.FirstSeen, p.Updated, p.Command); err != nil {
+			return fmt.Errorf("writing a pin to %s: %w", s.path, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("writing pins to %s: %w", s.path, err)
 	}
 	return nil
 }

@@ -54,6 +54,15 @@ func testPins(t *testing.T, open opener) {
 	if n, _ := s.ResetPins(ctx, ""); n != 2 {
 		t.Errorf("reset all: %d", n)
 	}
+
+	// Several pins in one call, as a server's first tool list writes them.
+	many := []pin.Pin{{Identity: "id-c", Tool: "x", Server: "c", Hash: "1"}, {Identity: "id-c", Tool: "y", Server: "c", Hash: "2"}, {Identity: "id-d", Tool: "x", Server: "d", Hash: "3"}}
+	if err := s.PutPin(ctx, many...); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := s.AllPins(ctx, ""); err != nil || len(all) != 3 || all[1].Tool != "y" || all[2].Hash != "3" {
+		t.Errorf("after writing three at once: %+v, %v", all, err)
+	}
 }
 
 // TestPinsCache reads pins through one handle while another handle, and

@@ -67,20 +67,26 @@ func (p *Postgres) readPins(ctx context.Context, q string, args ...any) ([]pin.P
 	})
 }
 
-// PutPin writes a pin, replacing the row for its identity and tool but
-// keeping the first FirstSeen.
-func (p *Postgres) PutPin(ctx context.Context, pn pin.Pin) error {
-	if err := p.checkText("pin", pn.Identity, pn.Tool, pn.Server, pn.Hash, pn.PendingHash, pn.PendingWhy, pn.Command); err != nil {
-		return err
+const pgPutPinQuery = `INSERT INTO pins (` + pinColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+	ON CONFLICT (identity, tool) DO UPDATE SET server = excluded.server, hash = excluded.hash,
+		definition = excluded.definition, pending_hash = excluded.pending_hash,
+		pending_def = excluded.pending_def, pending_why = excluded.pending_why, updated = excluded.updated,
+		command = excluded.command`
+
+// PutPin is [SQLite.PutPin].
+func (p *Postgres) PutPin(ctx context.Context, ps ...pin.Pin) error {
+	for _, pn := range ps {
+		if err := p.checkText("pin", pn.Identity, pn.Tool, pn.Server, pn.Hash, pn.PendingHash, pn.PendingWhy, pn.Command); err != nil {
+			return err
+		}
 	}
-	_, err := p.pool.Exec(ctx, `INSERT INTO pins (`+pinColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-		ON CONFLICT (identity, tool) DO UPDATE SET server = excluded.server, hash = excluded.hash,
-			definition = excluded.definition, pending_hash = excluded.pending_hash,
-			pending_def = excluded.pending_def, pending_why = excluded.pending_why, updated = excluded.updated,
-			command = excluded.command`,
-		pn.Identity, pn.Tool, pn.Server, pn.Hash, pn.Definition, pn.PendingHash, pn.PendingDef, pn.PendingWhy, pn.FirstSeen, pn.Updated, pn.Command)
-	if err != nil {
-		return fmt.Errorf("writing a pin to %s: %w", p.name, err)
+	var b pgx.Batch
+	for _, pn := range ps {
+		b.Queue(pgPutPinQuery, pn.Identity, pn.Tool, pn.Server, pn.Hash, pn.Definition, pn.PendingHash, pn.PendingDef, pn.PendingWhy, pn.FirstSeen, pn.Updated, pn.Command)
+	}
+	// A batch is one implicit transaction: all of it or none.
+	if err := p.pool.SendBatch(ctx, &b).Close(); err != nil {
+		return fmt.Errorf("writing pins to %s: %w", p.name, err)
 	}
 	return nil
 }
