@@ -511,21 +511,7 @@ func (p *Postgres) Outline(ctx context.Context, session string, apply func(seq i
 		return fmt.Errorf("state store %s: outline: %w", p.name, err)
 	}
 	defer rows.Close()
-	var (
-		o           flow.Observation
-		seq, labels int64
-	)
-	for rows.Next() {
-		if err := rows.Scan(&seq, &o.At, &o.Tool, &labels); err != nil {
-			return fmt.Errorf("state store %s: outline: %w", p.name, err)
-		}
-		if labels < 0 || labels > 0xff {
-			return fmt.Errorf("state store %s: outline: row %d has labels %d out of range; the store is damaged", p.name, seq, labels)
-		}
-		o.Labels = flow.Labels(labels)
-		apply(seq, &o)
-	}
-	if err := rows.Err(); err != nil {
+	if err := applyOutline(rows, apply); err != nil {
 		return fmt.Errorf("state store %s: outline: %w", p.name, err)
 	}
 	return nil

@@ -592,24 +592,36 @@ func (s *SQLite) Outline(ctx context.Context, session string, apply func(seq int
 		return fmt.Errorf("state store %s: outline: %w", s.path, err)
 	}
 	defer rows.Close()
+	if err := applyOutline(rows, apply); err != nil {
+		return fmt.Errorf("state store %s: outline: %w", s.path, err)
+	}
+	return nil
+}
+
+// outlineRows are the rows of an outline query, from either backend.
+type outlineRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// applyOutline calls apply for each row (seq, at, tool, labels) of rows.
+func applyOutline(rows outlineRows, apply func(seq int64, o *flow.Observation)) error {
 	var (
 		o           flow.Observation
 		seq, labels int64
 	)
 	for rows.Next() {
 		if err := rows.Scan(&seq, &o.At, &o.Tool, &labels); err != nil {
-			return fmt.Errorf("state store %s: outline: %w", s.path, err)
+			return err
 		}
 		if labels < 0 || labels > 0xff {
-			return fmt.Errorf("state store %s: outline: row %d has labels %d out of range; the store is damaged", s.path, seq, labels)
+			return fmt.Errorf("row %d has labels %d out of range; the store is damaged", seq, labels)
 		}
 		o.Labels = flow.Labels(labels)
 		apply(seq, &o)
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("state store %s: outline: %w", s.path, err)
-	}
-	return nil
+	return rows.Err()
 }
 
 // Take records one call against the rate limit key of session and reports
