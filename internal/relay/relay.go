@@ -153,6 +153,8 @@ type Relay struct {
 	// weir_query calls being answered (see answerQuery).
 	scans   inflight
 	queries inflight
+	// scanSlots holds a token per result scan running (see maxScans).
+	scanSlots chan struct{}
 
 	// sinks is what the session's sink calls carried (see split.go).
 	sinks sinkHistory
@@ -247,6 +249,7 @@ func New(opts Options) *Relay {
 		recordedPolicies: make(map[string]bool),
 		asks:             make(map[string]*held),
 		holds:            make(map[string]*held),
+		scanSlots:        make(chan struct{}, maxScans),
 		clientGone:       make(chan struct{}),
 		gather: &Gatherer{
 			Store: opts.Store, Session: opts.Session, Server: opts.Server, Identity: opts.Identity, Command: opts.Command,
@@ -373,6 +376,12 @@ func (r *Relay) recordWith(rec *audit.Record, args json.RawMessage, recording fu
 		}
 	}
 }
+
+// maxScans bounds the result scans a relay runs at once. Each holds its
+// result twice (the bytes and their text) and works in about seven times
+// the text's size; the detectors use a core each, so more at once would
+// not finish sooner.
+const maxScans = 4
 
 // auditLinger is how long the audit goroutine lets records gather after the
 // first one arrives: one file lock and one write then serve a burst of

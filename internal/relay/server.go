@@ -250,9 +250,14 @@ func (r *Relay) onResult(ctx context.Context, p *pending, result []byte, line []
 	if len(d.Texts) > 0 || len(d.Delta.Observations) > 0 || d.Verdict != flow.Allow {
 		// The raw result is kept for the scan: it aliases the reader's
 		// buffer, which the next message overwrites.
+		// At most maxScans run at once: past that the server's next
+		// message waits for one to finish, so a burst of large results
+		// costs time, not memory without bound.
+		r.scanSlots <- struct{}{}
 		res.Raw = bytes.Clone(result)
 		r.scans.Add(1)
 		go func() {
+			defer func() { <-r.scanSlots }()
 			defer r.scans.Done()
 			r.scanResult(context.WithoutCancel(ctx), in, res, d, table)
 		}()
