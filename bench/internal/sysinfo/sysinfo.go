@@ -4,7 +4,6 @@
 package sysinfo
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -109,18 +109,8 @@ func LoadAvg() []float64 {
 
 // VmHWM is a process's peak resident set size in KiB.
 func VmHWM(pid int) (int, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			return strconv.Atoi(strings.Fields(rest)[0])
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	v, err := status(pid, "VmHWM")
+	return v["VmHWM"], err
 }
 
 // Round rounds x to digits decimals, for results files people read.
@@ -132,48 +122,29 @@ func Round(x float64, digits int) float64 {
 // Memory is a process's resident set now (VmRSS) and at its peak (VmHWM),
 // in KiB, from /proc/PID/status.
 func Memory(pid int) (rss, hwm int, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
-			continue
-		}
-		fields := strings.Fields(v)
-		if len(fields) == 0 {
-			continue
-		}
-		n, err := strconv.Atoi(fields[0])
-		if err != nil {
-			return 0, 0, fmt.Errorf("/proc/%d/status %s: %w", pid, k, err)
-		}
-		if k == "VmRSS" {
-			rss = n
-		} else {
-			hwm = n
-		}
-	}
-	if rss == 0 || hwm == 0 {
-		return 0, 0, fmt.Errorf("no VmRSS/VmHWM in /proc/%d/status", pid)
-	}
-	return rss, hwm, sc.Err()
+	v, err := status(pid, "VmRSS", "VmHWM")
+	return v["VmRSS"], v["VmHWM"], err
 }
 
 // Resident splits a process's resident set (KiB) into anonymous memory
 // (its heap and stacks: its own) and file-backed pages (mostly its
 // binary's, shared with every process running the same file).
 func Resident(pid int) (anon, file int, err error) {
+	v, err := status(pid, "RssAnon", "RssFile")
+	return v["RssAnon"], v["RssFile"], err
+}
+
+// status reads the named KiB fields of /proc/PID/status; a field missing
+// is an error.
+func status(pid int, keys ...string) (map[string]int, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
+	out := map[string]int{}
 	for _, l := range strings.Split(string(data), "\n") {
 		k, v, ok := strings.Cut(l, ":")
-		if !ok || (k != "RssAnon" && k != "RssFile") {
+		if !ok || !slices.Contains(keys, k) {
 			continue
 		}
 		fields := strings.Fields(v)
@@ -182,13 +153,14 @@ func Resident(pid int) (anon, file int, err error) {
 		}
 		n, err := strconv.Atoi(fields[0])
 		if err != nil {
-			return 0, 0, fmt.Errorf("/proc/%d/status %s: %w", pid, k, err)
+			return nil, fmt.Errorf("/proc/%d/status %s: %w", pid, k, err)
 		}
-		if k == "RssAnon" {
-			anon = n
-		} else {
-			file = n
+		out[k] = n
+	}
+	for _, k := range keys {
+		if _, ok := out[k]; !ok {
+			return nil, fmt.Errorf("no %s in /proc/%d/status", k, pid)
 		}
 	}
-	return anon, file, nil
+	return out, nil
 }
