@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/jsonrpc"
@@ -33,6 +34,7 @@ func Canonical(args json.RawMessage) ([]byte, error) {
 	type node struct {
 		obj  map[string]*node
 		keys []string
+		fold map[string]string // folded member name → the name as written
 		arr  []*node
 		raw  []byte
 		str  *string
@@ -57,19 +59,19 @@ func Canonical(args json.RawMessage) ([]byte, error) {
 		}
 		// A server decoding into a struct reads "To" as "to": members
 		// that differ only in case are as ambiguous as repeated ones.
-		for _, o := range top.keys {
-			if strings.EqualFold(o, k) {
-				return fmt.Errorf("%w (%q and %q)", ErrAmbiguous, o, k)
-			}
+		f := foldName(k)
+		if o, dup := top.fold[f]; dup {
+			return fmt.Errorf("%w (%q and %q)", ErrAmbiguous, o, k)
 		}
 		top.obj[k] = n
+		top.fold[f] = k
 		top.keys = append(top.keys, k)
 		return nil
 	}
 	err := jsonrpc.Walk(args, func(tok jsonrpc.Token, text string, raw []byte) error {
 		switch tok {
 		case jsonrpc.ObjectStart:
-			stack = append(stack, &node{obj: map[string]*node{}})
+			stack = append(stack, &node{obj: map[string]*node{}, fold: map[string]string{}})
 			key = append(key, "")
 		case jsonrpc.ArrayStart:
 			stack = append(stack, &node{isA: true, arr: []*node{}})
@@ -155,4 +157,20 @@ func DestKey(h *fingerprint.Hasher, server, tool string, dests []string) string 
 		fmt.Fprintf(&b, "\x00%d:%s", len(x), x)
 	}
 	return h.Keyed(b.String())
+}
+
+// foldName maps every rune of s to the least rune of its case-folding
+// orbit, so two names are strings.EqualFold exactly when their folds are
+// equal, and an object of n members is checked in time linear in n.
+func foldName(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/weir-sec/weir/internal/fingerprint"
@@ -56,7 +57,7 @@ func genNode(t *rapid.T, depth int) *jnode {
 }
 
 func genObject(t *rapid.T, depth int) *jnode {
-	n := &jnode{kind: 'o', keys: rapid.SliceOfNDistinct(rapid.String(), 0, 4, rapid.ID[string]).Draw(t, "keys")}
+	n := &jnode{kind: 'o', keys: rapid.SliceOfNDistinct(rapid.String(), 0, 4, foldName).Draw(t, "keys")}
 	for range n.keys {
 		n.vals = append(n.vals, genNode(t, depth+1))
 	}
@@ -455,4 +456,49 @@ func TestGeneratorSpellsValidJSON(t *testing.T) {
 			t.Fatalf("the spelling %s and the hand-canonical form %s differ in value", s, canon(n))
 		}
 	})
+}
+
+// TestFoldName: two member names fold alike exactly when strings.EqualFold
+// says they match, including the runes whose orbits have three members
+// (k, K and the Kelvin sign; s, S and the long s).
+func TestFoldName(t *testing.T) {
+	variant := func(t *rapid.T, s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			for n := rapid.IntRange(0, 3).Draw(t, "fold steps"); n > 0; n-- {
+				r = unicode.SimpleFold(r)
+			}
+			b.WriteRune(r)
+		}
+		return b.String()
+	}
+	alphabet := rapid.StringOf(rapid.SampledFrom([]rune("aAkKsSſ\u212aµΜμßẞǅǄǆ1_ ")))
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.OneOf(alphabet, rapid.String()).Draw(t, "a")
+		b := rapid.OneOf(alphabet, rapid.Just(variant(t, a))).Draw(t, "b")
+		if got, want := foldName(a) == foldName(b), strings.EqualFold(a, b); got != want {
+			t.Fatalf("foldName(%q) == foldName(%q) is %v; strings.EqualFold says %v", a, b, got, want)
+		}
+	})
+}
+
+// TestCanonicalWideObject: an object of many members, as a hostile model
+// might send, is checked for case-folded repeats without comparing every
+// pair; 200,000 members would take minutes pairwise.
+func TestCanonicalWideObject(t *testing.T) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range 200_000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":%d`, i, i)
+	}
+	wide := b.String()
+	if _, err := Canonical(json.RawMessage(wide + "}")); err != nil {
+		t.Fatalf("Canonical of a wide object: %v", err)
+	}
+	if _, err := Canonical(json.RawMessage(wide + `,"K7":0}`)); !errors.Is(err, ErrAmbiguous) {
+		t.Fatalf("Canonical with K7 after k7 = %v, want ErrAmbiguous", err)
+	}
 }
