@@ -12,8 +12,6 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // ErrDuplicateKey reports an object with the same member name twice, or
@@ -24,10 +22,11 @@ import (
 var ErrDuplicateKey = errors.New("duplicate member name")
 
 // Valid reports whether data is one valid JSON value nested at most
-// MaxDepth levels deep. The depth is checked first, without recursion, so
-// the recursive parser behind the rest of the check never sees a value
-// deep enough to exhaust its stack.
-func Valid(data []byte) bool { return !TooDeep(data) && segjson.Valid(data) }
+// MaxDepth levels deep, in one pass that does not recurse (see scanValue).
+func Valid(data []byte) bool {
+	end, err := scanValue(data, 0, MaxDepth)
+	return err == nil && SkipSpace(data, end) == len(data)
+}
 
 // Members calls fn for each member of the JSON object obj, in order, with
 // its exact (unescaped) name and raw value. obj must be valid JSON; a
@@ -41,10 +40,16 @@ func Members(obj []byte, fn func(name string, value []byte) error) error {
 // members is Members with a depth limit (see eachMember), returning the
 // index just past the object.
 func members(obj []byte, limit int, fn func(name string, value []byte) error) (int, error) {
+	return eachMember(obj, limit, unique(fn))
+}
+
+// unique wraps fn for one object's walk: a name repeated, compared without
+// regard to case, is ErrDuplicateKey instead of a call.
+func unique(fn func(name string, value []byte) error) func(name string, value []byte) error {
 	var seen [8]string // most messages have few members: no map
 	names := seen[:0]
 	var folded map[string]struct{} // past a few names: linear time, not quadratic
-	return eachMember(obj, limit, func(name string, value []byte) error {
+	return func(name string, value []byte) error {
 		// Case-folded too: encoding/json matches struct fields without
 		// regard to case, so a Go server would read "NAME" as "name".
 		dup := false
@@ -68,7 +73,7 @@ func members(obj []byte, limit int, fn func(name string, value []byte) error) (i
 			return fmt.Errorf("%w %q", ErrDuplicateKey, name)
 		}
 		return fn(name, value)
-	})
+	}
 }
 
 // foldKey maps a name to the same key as every name strings.EqualFold

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // The go-sdk's wire types, re-exported so the rest of Weir names one package.
@@ -64,11 +63,10 @@ func Parse(line []byte) (Message, error) {
 		version, method, params, result, errv, id []byte
 		hasMethod                                 bool
 	)
-	// One pass reads the envelope and bounds the nesting depth (it does not
-	// recurse and needs no valid JSON); the recursive validator then runs
-	// only over the bytes that pass has bounded, so a deep line costs no
-	// stack and a message costs no separate depth pass.
-	end, err := members(line, MaxDepth-1, func(name string, v []byte) error {
+	// One pass validates the line, bounds its depth and reads the
+	// envelope's members (see validMembers); nothing recurses, so a deep
+	// line costs no stack.
+	end, err := validMembers(line, MaxDepth-1, unique(func(name string, v []byte) error {
 		if err := caseVariant(name, envelopeMembers); err != nil {
 			return err
 		}
@@ -87,13 +85,13 @@ func Parse(line []byte) (Message, error) {
 			id = v
 		}
 		return nil
-	})
+	}))
+	if err == nil && SkipSpace(line, end) < len(line) {
+		err = errSyntax
+	}
 	if err != nil {
 		// diagnose checks the depth and validity of the whole line first.
 		return nil, diagnose(line, err)
-	}
-	if SkipSpace(line, end) < len(line) || !segjson.Valid(line[:end]) {
-		return nil, diagnose(line, nil)
 	}
 	if string(version) != `"2.0"` {
 		return nil, diagnose(line, fmt.Errorf("invalid message version tag %s; expected \"2.0\"", orMissing(version)))
