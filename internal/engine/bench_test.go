@@ -182,3 +182,22 @@ func BenchmarkDecideRules(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecideResult is the work on a result before it is forwarded: an
+// unlabelled tool's (reading and cleaning the text) and a private one's
+// (fingerprints too), at 64 KB and 1 MB.
+func BenchmarkDecideResult(b *testing.B) {
+	h := hasher(b)
+	pol := mustPolicy(b, "version: 1\n")
+	for _, size := range []int{64 << 10, 1 << 20} {
+		raw, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": prose(7, size)}}})
+		for _, l := range []flow.Labels{0, flow.Private} {
+			b.Run(fmt.Sprintf("%s/%dKB", l, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(raw)))
+				for b.Loop() {
+					Decide(Inputs{Policy: pol, Hasher: h}, Result{Server: "files", Tool: "read_file", Labels: l, Raw: raw})
+				}
+			})
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package fingerprint
 
 import (
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -66,18 +68,26 @@ const (
 //
 // A token may be reported more than once; callers digest and deduplicate.
 func Tokens(text string, fn func(tok string)) {
-	for i := 0; i < len(text); {
-		for i < len(text) && isTokenSep(text[i]) {
-			i++
+	// Only candidates of minToken bytes or more can hold a token, and one
+	// that starts in text[i:i+minToken] covers text[i+minToken-1]: where
+	// that byte is a separator, the scan jumps past it; otherwise it reads
+	// the run around it. Prose, whose words are short, is mostly jumped.
+	// i is 0 or just past a separator throughout.
+	for i := 0; i+minToken <= len(text); {
+		k := i + minToken - 1
+		if isTokenSep(text[k]) {
+			i = k + 1
+			continue
 		}
-		j := i
-		for j < len(text) && !isTokenSep(text[j]) {
-			j++
+		s, e := k, k+1
+		for s > i && !isTokenSep(text[s-1]) {
+			s--
 		}
-		if j > i {
-			candidate(text[i:j], fn)
+		for e < len(text) && !isTokenSep(text[e]) {
+			e++
 		}
-		i = j
+		candidate(text[s:e], fn)
+		i = e + 1 // text[e] is a separator (or the end)
 	}
 	groupedTokens(text, fn)
 }
@@ -428,18 +438,26 @@ func isHexDigit(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' 
 // is a valid card number or IBAN is reported.
 func groupedTokens(text string, fn func(string)) {
 	const maxGroups = 9
-	for i := 0; i < len(text); i++ {
-		if !isAlnum(text[i]) || i > 0 && isAlnum(text[i-1]) {
-			continue
+	for next := 0; next < len(text); {
+		// A group starts with a digit or an upper-case letter at the
+		// start of a word: the scan jumps to the next such byte, eight
+		// bytes at a time, and past the rest of a word it lands inside.
+		j := indexDigitOrUpper(text[next:])
+		if j < 0 {
+			return
 		}
-		// The first group decides what to look for: digits start a card
-		// number, two letters and two digits an IBAN. Words of prose
-		// start neither, so they cost this one test.
-		first := i
+		i := next + j
+		first := i + 1
 		for first < len(text) && isAlnum(text[first]) {
 			first++
 		}
-		card := allDigits(text[i:first]) && first-i >= 3 && first-i <= 6
+		next = first
+		if i > 0 && isAlnum(text[i-1]) {
+			continue
+		}
+		// The first group decides what to look for: digits start a card
+		// number, two letters and two digits an IBAN.
+		card := first-i >= 3 && first-i <= 6 && allDigits(text[i:first])
 		iban := first-i == 4 && isUpper(text[i]) && isUpper(text[i+1]) && isDigit(text[i+2]) && isDigit(text[i+3])
 		if !card && !iban || first+1 >= len(text) || text[first] != ' ' && text[first] != '-' {
 			continue
@@ -476,6 +494,36 @@ func groupedTokens(text string, fn func(string)) {
 	}
 }
 
+// indexDigitOrUpper returns the index of the first ASCII digit or
+// upper-case letter in s, or -1. Eight bytes at a time: for bytes below
+// 0x80, (0x7f+hi+1 − x) keeps its top bit while x ≤ hi and (x + 0x7f − lo
+// + 1) gains it once x ≥ lo, exactly, with no carry between bytes; bytes
+// of 0x80 and above are masked out.
+func indexDigitOrUpper(s string) int {
+	const (
+		lows  = 0x7f7f7f7f7f7f7f7f
+		highs = 0x8080808080808080
+		b     = 0x0101010101010101
+	)
+	between := func(x uint64, lo, hi uint64) uint64 {
+		y := x & lows
+		return (b*(127+hi+1) - y) & (y + b*(127-lo+1)) &^ x & highs
+	}
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
+		if m := between(x, '0', '9') | between(x, 'A', 'Z'); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if isDigit(s[i]) || isUpper(s[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if !isDigit(s[i]) {
@@ -494,7 +542,14 @@ func upperOrDigits(s string) bool {
 	return true
 }
 
-func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isAlnum(c byte) bool { return alnum[c] }
+
+var alnum = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	return t
+}()
 
 // isIBAN reports a compact IBAN with a valid ISO 13616 checksum. Grouped
 // numbers are only taken when the checksum holds, because joining groups
