@@ -39,6 +39,11 @@ type pending struct {
 	elicits  bool
 	progress []byte
 	retry    *retry
+
+	// scan, set by onResult, starts the result's scan; fromServer runs it
+	// once the answer is written (or could not be), so that the scan does
+	// not compete with the write for the proxy's threads.
+	scan func()
 }
 
 // idTable maps Weir's ids toward the server to the requests they carry.

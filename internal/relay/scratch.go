@@ -70,6 +70,7 @@ func (r *Relay) answerQuery(ctx context.Context, p *pending, args json.RawMessag
 	r.queries.Add(1)
 	go func() {
 		defer r.queries.Done()
+		defer startScan(p) // after the answer, as fromServer does
 		defer func() {
 			if v := recover(); v != nil {
 				r.log.Error("Weir failed while answering weir_query", "panic", v)

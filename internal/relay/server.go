@@ -63,6 +63,9 @@ func (r *Relay) fromServer(ctx context.Context, line []byte) {
 		done bool
 	)
 	defer func() {
+		if p != nil {
+			startScan(p)
+		}
 		if v := recover(); v != nil {
 			r.log.Error("Weir failed while handling a server message", "panic", v)
 			if p != nil && !done {
@@ -253,14 +256,18 @@ func (r *Relay) onResult(ctx context.Context, p *pending, result []byte, line []
 		// At most maxScans run at once: past that the server's next
 		// message waits for one to finish, so a burst of large results
 		// costs time, not memory without bound.
+		// It is counted before the answer is forwarded, so a sink call
+		// that follows waits for it, and started after (see pending.scan).
 		r.scanSlots <- struct{}{}
 		res.Raw = bytes.Clone(result)
 		r.scans.Add(1)
-		go func() {
-			defer func() { <-r.scanSlots }()
-			defer r.scans.Done()
-			r.scanResult(context.WithoutCancel(ctx), in, res, d, table)
-		}()
+		p.scan = func() {
+			go func() {
+				defer func() { <-r.scanSlots }()
+				defer r.scans.Done()
+				r.scanResult(context.WithoutCancel(ctx), in, res, d, table)
+			}()
+		}
 	}
 	return line, true
 }
@@ -312,6 +319,16 @@ func (r *Relay) scanResult(ctx context.Context, in engine.Inputs, res engine.Res
 	r.recordWith(rec, nil, func() (store.Rec, *policy.Policy) {
 		return recording.NewResult(r.opts.Session, r.opts.Server, res.Tool, at, labels, &arrival), pol
 	}, nil)
+}
+
+// startScan starts the scan onResult left on p, if any. The scan was
+// counted in r.scans before the answer left, so it must run whatever
+// happened since, or sink decisions would wait forever.
+func startScan(p *pending) {
+	if f := p.scan; f != nil {
+		p.scan = nil
+		f()
+	}
 }
 
 // onList decides a tools/list result: every definition is read, pinned
