@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/jsonrpc"
@@ -59,7 +58,7 @@ func Canonical(args json.RawMessage) ([]byte, error) {
 		}
 		// A server decoding into a struct reads "To" as "to": members
 		// that differ only in case are as ambiguous as repeated ones.
-		f := foldName(k)
+		f := jsonrpc.FoldKey(k)
 		if o, dup := top.fold[f]; dup {
 			return fmt.Errorf("%w (%q and %q)", ErrAmbiguous, o, k)
 		}
@@ -157,20 +156,4 @@ func DestKey(h *fingerprint.Hasher, server, tool string, dests []string) string 
 		fmt.Fprintf(&b, "\x00%d:%s", len(x), x)
 	}
 	return h.Keyed(b.String())
-}
-
-// foldName maps every rune of s to the least rune of its case-folding
-// orbit, so two names are strings.EqualFold exactly when their folds are
-// equal, and an object of n members is checked in time linear in n.
-func foldName(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		least := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			least = min(least, f)
-		}
-		b.WriteRune(least)
-	}
-	return b.String()
 }

@@ -61,11 +61,11 @@ func unique(fn func(name string, value []byte) error) func(name string, value []
 			if len(names) > 16 {
 				folded = make(map[string]struct{}, 2*len(names))
 				for _, n := range names {
-					folded[foldKey(n)] = struct{}{}
+					folded[FoldKey(n)] = struct{}{}
 				}
 			}
 		} else {
-			k := foldKey(name)
+			k := FoldKey(name)
 			_, dup = folded[k]
 			folded[k] = struct{}{}
 		}
@@ -76,10 +76,11 @@ func unique(fn func(name string, value []byte) error) func(name string, value []
 	}
 }
 
-// foldKey maps a name to the same key as every name strings.EqualFold
+// FoldKey maps a name to the same key as every name strings.EqualFold
 // takes for it: each rune becomes the smallest rune of its case-folding
-// orbit.
-func foldKey(s string) string {
+// orbit. Names are then compared for case-insensitive repeats through
+// one map, in time linear in their number.
+func FoldKey(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {

@@ -1,6 +1,12 @@
 package jsonrpc
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode"
+
+	"pgregory.net/rapid"
+)
 
 func TestMemberAndReplaceAt(t *testing.T) {
 	msg := []byte(`{"jsonrpc":"2.0","method":"m","params":{"_meta":{"k":1,"j":"x"},"a":[1]}}`)
@@ -17,4 +23,28 @@ func TestMemberAndReplaceAt(t *testing.T) {
 	if out, ok := ReplaceAt(msg, []byte(`1`), "params", "missing", "j"); ok || string(out) != string(msg) {
 		t.Errorf("ReplaceAt on a missing path = %s, %v", out, ok)
 	}
+}
+
+// TestFoldName: two member names fold alike exactly when strings.EqualFold
+// says they match, including the runes whose orbits have three members
+// (k, K and the Kelvin sign; s, S and the long s).
+func TestFoldName(t *testing.T) {
+	variant := func(t *rapid.T, s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			for n := rapid.IntRange(0, 3).Draw(t, "fold steps"); n > 0; n-- {
+				r = unicode.SimpleFold(r)
+			}
+			b.WriteRune(r)
+		}
+		return b.String()
+	}
+	alphabet := rapid.StringOf(rapid.SampledFrom([]rune("aAkKsSſ\u212aµΜμßẞǅǄǆ1_ ")))
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.OneOf(alphabet, rapid.String()).Draw(t, "a")
+		b := rapid.OneOf(alphabet, rapid.Just(variant(t, a))).Draw(t, "b")
+		if got, want := FoldKey(a) == FoldKey(b), strings.EqualFold(a, b); got != want {
+			t.Fatalf("FoldKey(%q) == FoldKey(%q) is %v; strings.EqualFold says %v", a, b, got, want)
+		}
+	})
 }

@@ -113,7 +113,7 @@ func TestMembersManyNames(t *testing.T) {
 	if err := Members(dup, func(string, []byte) error { return nil }); !errors.Is(err, ErrDuplicateKey) {
 		t.Errorf("a case-folded repeat after many members: %v", err)
 	}
-	if foldKey("\u212a") != foldKey("k") || foldKey("ſ") != foldKey("S") {
-		t.Error("foldKey disagrees with strings.EqualFold")
+	if FoldKey("\u212a") != FoldKey("k") || FoldKey("ſ") != FoldKey("S") {
+		t.Error("FoldKey disagrees with strings.EqualFold")
 	}
 }
