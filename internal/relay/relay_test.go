@@ -33,6 +33,13 @@ type harness struct {
 
 func newHarness(t *testing.T, st Store, pol *policy.Policy, with ...func(*Options)) *harness {
 	t.Helper()
+	return newHarnessFront(t, st, pol, nil, with...)
+}
+
+// newHarnessFront is newHarness with the client's transport wrapped, as
+// a test of a failing or slow client needs.
+func newHarnessFront(t *testing.T, st Store, pol *policy.Policy, wrap func(Transport) Transport, with ...func(*Options)) *harness {
+	t.Helper()
 	h, err := fingerprint.NewHasher([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +74,11 @@ func newHarness(t *testing.T, st Store, pol *policy.Policy, with ...func(*Option
 		serverRx: make(chan string, 100),
 	}
 	go func() {
-		x.done <- x.r.Run(context.Background(), transport.NewStdio(cIn, cOut, 0), transport.NewStdio(sOut, sIn, 0))
+		var front Transport = transport.NewStdio(cIn, cOut, 0)
+		if wrap != nil {
+			front = wrap(front)
+		}
+		x.done <- x.r.Run(context.Background(), front, transport.NewStdio(sOut, sIn, 0))
 	}()
 	go func() {
 		sc := bufio.NewScanner(cR)
