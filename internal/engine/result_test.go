@@ -2,12 +2,14 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 
 	"github.com/weir-sec/weir/internal/detect"
+	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/flow"
 )
 
@@ -192,5 +194,44 @@ func TestResultStrict(t *testing.T) {
 		Result{Server: "s", Tool: "t", Labels: flow.Private, Raw: json.RawMessage(`{"content":[],"structuredContent":{"Name":1,"name":2}}`)})
 	if d.Verdict != flow.Allow || len(d.Delta.Observations) != 1 {
 		t.Errorf("structured content with case variants: %s %q", d.Verdict, d.Reason)
+	}
+}
+
+// TestMergeUnique: merging two sorted lists of distinct hashes gives the
+// sorted union, each hash once.
+func TestMergeUnique(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		gen := rapid.SliceOf(rapid.Uint64Range(0, 64))
+		a := fingerprint.SortUnique(gen.Draw(t, "a"))
+		b := fingerprint.SortUnique(gen.Draw(t, "b"))
+		want := fingerprint.SortUnique(append(slices.Clone(a), b...))
+		if got := mergeUnique(a, b); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("mergeUnique(%v, %v) = %v, want %v", a, b, got, want)
+		}
+	})
+}
+
+// TestObserveLarge: a result large enough to have its prints computed on
+// a goroutine of their own is observed exactly as the parts computed one
+// after another would observe it.
+func TestObserveLarge(t *testing.T) {
+	h := hasher(t)
+	text := prose(11, 4*parallelObserve)
+	raw, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
+	for _, l := range []flow.Labels{flow.Private, flow.Untrusted} {
+		o, err := Observe(h, Result{Server: "web", Tool: "fetch", Labels: l, Raw: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := h.Prints(nil, text); !slices.Equal(o.Prints, want) {
+			t.Errorf("%s: %d prints, want the %d Prints gives", l, len(o.Prints), len(want))
+		}
+		small := observeText(h, Result{Server: "web", Tool: "fetch"}, l, text[:parallelObserve-1])
+		if want := h.Prints(nil, text[:parallelObserve-1]); !slices.Equal(small.Prints, want) {
+			t.Errorf("%s: below the bound, %d prints, want %d", l, len(small.Prints), len(want))
+		}
+		if l == flow.Untrusted && len(o.Idents) == 0 {
+			t.Errorf("untrusted: no word evidence from %d bytes of prose", len(text))
+		}
 	}
 }

@@ -174,19 +174,31 @@ func eachWord(text string, fn func(w string)) {
 // words and number-like tokens of an untrusted result's text, at most
 // maxObservedWords of them, then the overflow digest if there were more.
 func observedWords(h *fingerprint.Hasher, text string) []uint64 {
-	// a set, not a sorted slice: a page says the same words again and
-	// again, and sorting every occurrence cost more than hashing it
-	seen := make(map[uint64]struct{}, min(len(text)/16, maxObservedWords))
-	// one past the bound is kept, so that the loop below knows to add
-	// the overflow digest
+	// Every occurrence is appended and the list sorted by radix (see
+	// fingerprint.SortUnique): cheaper than a set, whose inserts cost more
+	// than the hashing. The list is deduplicated whenever it reaches
+	// observeChunk, so a long page holds at most that many digests at
+	// once, and once it holds more than maxObservedWords distinct ones the
+	// rest is not hashed: the overflow digest stands for it.
+	const observeChunk = 4 * maxObservedWords
+	out := make([]uint64, 0, min(len(text)/4, observeChunk))
+	over := false
 	add := func(d uint64) {
-		if len(seen) <= maxObservedWords {
-			seen[d] = struct{}{}
+		if over {
+			return
+		}
+		out = append(out, d)
+		if len(out) == observeChunk {
+			out = fingerprint.SortUnique(out)
+			over = len(out) > maxObservedWords
 		}
 	}
 	var prev uint64
 	first := true
 	eachWord(text, func(w string) {
+		if over {
+			return
+		}
 		d := wordDigest(h, w)
 		add(d)
 		if !first {
@@ -194,15 +206,16 @@ func observedWords(h *fingerprint.Hasher, text string) []uint64 {
 		}
 		prev, first = d, false
 	})
-	eachNumber(text, func(n string) { add(numberDigest(h, n)) })
-	out := make([]uint64, 0, min(len(seen), maxObservedWords)+1)
-	for d := range seen {
-		if len(out) == maxObservedWords {
-			// which ones are kept matters not: the overflow digest makes
-			// every call of the session count as steered
-			return append(out, wordOverflow(h))
+	eachNumber(text, func(n string) {
+		if !over {
+			add(numberDigest(h, n))
 		}
-		out = append(out, d)
+	})
+	out = fingerprint.SortUnique(out)
+	if len(out) > maxObservedWords {
+		// which ones are kept matters not: the overflow digest makes
+		// every call of the session count as steered
+		return append(out[:maxObservedWords], wordOverflow(h))
 	}
 	return out
 }
