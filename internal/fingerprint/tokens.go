@@ -509,9 +509,12 @@ func indexDigitOrUpper(s string) int {
 		y := x & lows
 		return (b*(127+hi+1) - y) & (y + b*(127-lo+1)) &^ x & highs
 	}
+	// Converted once, as Prints does: the compiler does not copy a []byte
+	// it can see is only read.
+	sb := []byte(s)
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
+	for ; i+8 <= len(sb); i += 8 {
+		x := binary.LittleEndian.Uint64(sb[i : i+8])
 		if m := between(x, '0', '9') | between(x, 'A', 'Z'); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}

@@ -11,8 +11,9 @@ import (
 // Real MCP messages nest a few dozen levels, tool input and output schemas
 // included; encoding/json itself stops at 10000, and the go-sdk's decoder
 // refuses past 1000 too, so Weir refuses no message an SDK peer would
-// read. The bound is there because the JSON parsers behind Valid and the
-// rest of Weir recurse once per level: 2,000,000 nested arrays fit in a
+// read. The bound is there because the JSON parsers the rest of Weir
+// hands a message to (encoding/json, schema validation, CEL) recurse once
+// per level, though Valid itself does not: 2,000,000 nested arrays fit in a
 // 4 MB line, well under DefaultMaxMessage, and overflow the goroutine
 // stack, a fatal error no recover catches, so one line could kill the
 // proxy from either side.

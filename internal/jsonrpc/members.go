@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"strings"
 	"unicode"
@@ -33,14 +32,7 @@ func Valid(data []byte) bool {
 // non-object is an error, and so is a repeated name, compared without
 // regard to case (ErrDuplicateKey). The value slices alias obj.
 func Members(obj []byte, fn func(name string, value []byte) error) error {
-	_, err := members(obj, noLimit, fn)
-	return err
-}
-
-// members is Members with a depth limit (see eachMember), returning the
-// index just past the object.
-func members(obj []byte, limit int, fn func(name string, value []byte) error) (int, error) {
-	return eachMember(obj, limit, unique(fn))
+	return eachMember(obj, unique(fn))
 }
 
 // unique wraps fn for one object's walk: a name repeated, compared without
@@ -96,8 +88,7 @@ func FoldKey(s string) string {
 // EachMember is Members without the duplicate check: it visits every
 // member, repeats included, which is what a scan for leaked data wants.
 func EachMember(obj []byte, fn func(name string, value []byte) error) error {
-	_, err := eachMember(obj, noLimit, fn)
-	return err
+	return eachMember(obj, fn)
 }
 
 // EachElement calls fn for each element of the JSON array arr, which must
@@ -123,49 +114,40 @@ func EachElement(arr []byte, fn func(i int, value []byte) error) error {
 	}
 }
 
-// noLimit is the depth limit of the exported walkers, which take valid
-// (so already bounded) JSON.
-const noLimit = math.MaxInt
-
-// eachMember walks the members of obj and returns the index just past its
-// closing brace. It reads any bytes without recursing; on a member value
-// nesting more than limit levels (the object itself not counted) it stops
-// with errTooDeep.
-func eachMember(obj []byte, limit int, fn func(name string, value []byte) error) (int, error) {
+// eachMember walks the members of obj, which must be valid JSON (Parse
+// reads untrusted lines with validMembers instead). It does not recurse.
+func eachMember(obj []byte, fn func(name string, value []byte) error) error {
 	i := SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return i, errors.New("not a JSON object")
+		return errors.New("not a JSON object")
 	}
 	i++
 	for {
 		i = SkipSpace(obj, i)
 		if i < len(obj) && obj[i] == '}' {
-			return i + 1, nil
+			return nil
 		}
 		if i >= len(obj) || obj[i] != '"' {
-			return i, errors.New("malformed object")
+			return errors.New("malformed object")
 		}
 		// Parse walks the envelope before it validates, so this reads
 		// anything: an unterminated name ends the walk.
 		end, closed := skipString(obj, i)
 		if !closed {
-			return i, errors.New("malformed object")
+			return errors.New("malformed object")
 		}
 		name, err := Unquote(obj[i:end])
 		if err != nil {
-			return i, err
+			return err
 		}
 		i = SkipSpace(obj, end)
 		if i >= len(obj) || obj[i] != ':' {
-			return i, errors.New("malformed object")
+			return errors.New("malformed object")
 		}
 		start := SkipSpace(obj, i+1)
-		var deep bool
-		if i, deep = skipValue(obj, start, limit); deep {
-			return i, errTooDeep
-		}
+		i = SkipValue(obj, start)
 		if err := fn(name, obj[start:i]); err != nil {
-			return i, err
+			return err
 		}
 		i = SkipSpace(obj, i)
 		if i < len(obj) && obj[i] == ',' {
@@ -378,19 +360,12 @@ func indexQuote(b []byte) int {
 // which must be valid JSON (see Valid). It does not recurse, so nesting
 // depth costs no stack.
 func SkipValue(b []byte, i int) int {
-	end, _ := skipValue(b, i, noLimit)
-	return end
-}
-
-// skipValue is SkipValue that stops, reporting true, where the value nests
-// more than limit levels deep.
-func skipValue(b []byte, i, limit int) (int, bool) {
 	if i >= len(b) {
-		return i, false
+		return i
 	}
 	switch b[i] {
 	case '"':
-		return SkipString(b, i), false
+		return SkipString(b, i)
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {
@@ -399,25 +374,22 @@ func skipValue(b []byte, i, limit int) (int, bool) {
 				i = SkipString(b, i) - 1
 			case '{', '[':
 				depth++
-				if depth > limit {
-					return i, true
-				}
 			case '}', ']':
 				depth--
 				if depth == 0 {
-					return i + 1, false
+					return i + 1
 				}
 			}
 		}
-		return len(b), false
+		return len(b)
 	default:
 		for ; i < len(b); i++ {
 			switch b[i] {
 			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i, false
+				return i
 			}
 		}
-		return i, false
+		return i
 	}
 }
 
@@ -430,7 +402,7 @@ func ReplaceMember(obj []byte, name string, value []byte) ([]byte, bool) {
 	}
 	var start, end int
 	found := false
-	_, _ = eachMember(obj, noLimit, func(n string, v []byte) error {
+	_ = eachMember(obj, func(n string, v []byte) error {
 		if n == name {
 			// v aliases obj, so its offset is the difference in capacity.
 			start = cap(obj) - cap(v)
@@ -453,7 +425,7 @@ func ReplaceMember(obj []byte, name string, value []byte) ([]byte, bool) {
 // has none (or is not an object).
 func Member(obj []byte, name string) []byte {
 	var v []byte
-	_, _ = eachMember(obj, noLimit, func(n string, mv []byte) error {
+	_ = eachMember(obj, func(n string, mv []byte) error {
 		if n == name {
 			v = mv
 			return errFound
