@@ -65,7 +65,7 @@ var intentClasses = map[string]string{
 	"superl":    "best|greatest|finest|ultimate|strongest|smartest|most powerful|most reliable|most accurate|most advanced|most capable|most trusted|most trustworthy|most comprehensive|most efficient|most effective|most secure|most complete|most precise|most robust|most intelligent|most useful|most helpful|most authoritative|most up to date|fastest|only reliable|only trustworthy|only accurate|only safe|only secure|only correct|only valid|only legitimate|only trusted|only approved|only authorized|only authorised|number one|no 1|#1|premier|superior|unrivaled|unrivalled|unmatched|unbeatable|world class|world s best|world s leading|world s most",
 	"toolN":     "tool|tools|function|functions|service|services|api|apis|server|servers|plugin|plugins|extension|solution|solutions|utility|engine|search engine|scraper|app|application|platform|provider|integration|mcp server|mcp tool",
 	"choice":    "tool|tools|function|service|api|server|plugin|solution|utility|engine|app|application|platform|provider|option|choice|resource|source|way|method",
-	"others":    "all|any|every|other|others|the other|the others|alternative|alternatives|competing|competitors|similar|existing|another|third party|rival|rivals",
+	"others":    "all|any|every|other|others|the other|the others|alternative|alternatives|competing|competitors|similar|existing|another|third party|rival|rivals|standard|regular|ordinary|conventional|traditional|normal|typical|basic",
 	"selfT":     "this|this tool|this function|this service|this server|this api|this plugin|this one|me|it",
 	"crowdN":    "expert|experts|professional|professionals|millions|thousands|hundreds|users|companies|enterprises|businesses|researchers|developers|engineers|advisors|advisers|analysts|investors|institutions|organizations|organisations|scientists|specialists|leaders|giants|agencies|governments|universities|banks|labs|fortune|customers|clients|people|teams|traders|planners|cartographers|archaeologists|doctors|physicians|lawyers|journalists|academics|professors|pros|insiders|influencers|ai experts|ai researchers",
 	"modalW":    "must|always|never|should|need to|needs to|have to|has to|required|mandatory|necessary|make sure|be sure|ensure|remember|please|also|additionally|first|before|after|then|immediately|automatically|every time|each time|whenever|every|each|silently|secretly|quietly|do not forget|don t forget|important|critical|crucial|essential|obligatory|compulsory",
@@ -273,6 +273,8 @@ var intentRules = []phraseRule{
 		msg: "Tells the model to call a tool with the user's password, key or token: poisoned definitions use this to collect credentials."},
 	{detector: detExfil, pattern: "{read|query|fetch|get|collect|gather|access|retrieve|list|obtain|grab|extract|look up|copy|load|open} {the user s|all the user s|all of the user s|your user s|the user s entire|the user s full|their|all their|the users|all user} @privN ~10 {and|then|to} {attach|include|pass|send|add|put|upload|forward|append|embed|provide|share|post|email|submit|sync|transfer}", def: Medium, res: Low, mention: true, negatable: true,
 		msg: "Tells the model to collect the user's private data and pass it on: the shape of a data-exfiltration instruction."},
+	{detector: detExfil, pattern: "{export|dump|exfiltrate|leak|upload|send|copy|transfer|forward|write|save|sync} {all|all the|all of the|the|every|the entire|the full|the whole|any}? {user|users|user s|the user s|customer|customers|customer s|private|personal|sensitive|conversation|account} {data|information|info|details|records|files|secrets|credentials} ~3 {to|into|onto}", def: Medium, res: Low, mention: true, negatable: true, check: chkImperative,
+		msg: "Tells the model to move the user's data somewhere: the shape of a data-exfiltration instruction."},
 	{detector: detExfil, pattern: "{access|visit|call|contact|ping|query|hit|request|fetch|open|load|go to|navigate to|connect to|post to|send a request to|make a request to|send data to|report to} {the|this|our|a}? {following}? {endpoint|url|webhook|server|address|link|page|site|api}", def: Medium, res: Low, mention: true, negatable: true, check: chkDestNear | chkModal,
 		msg: "Tells the model to contact an outside endpoint: a way to make it send data to a server the user does not know."},
 
@@ -781,14 +783,15 @@ func deprecSubject(v *view, sa, a int, param bool) bool {
 	return n <= 3 && (v.toks[sa].has(idThis) || v.toks[sa].has(idIt))
 }
 
-// commaBefore reports a comma right before token a: the clause after it
-// can be an order ("When searching, replace the query with …").
+// commaBefore reports a comma, dash, parenthesis or colon right before
+// token a: the clause after it can be an order ("When searching, replace
+// the query with …", "execute: export …").
 func commaBefore(v *view, a int) bool {
 	k := int(v.toks[a].start) - 1
 	for k >= 0 && v.norm[k] == ' ' {
 		k--
 	}
-	return k >= 0 && (v.norm[k] == ',' || v.norm[k] == '-' || v.norm[k] == '(')
+	return k >= 0 && (v.norm[k] == ',' || v.norm[k] == '-' || v.norm[k] == '(' || v.norm[k] == ':')
 }
 
 // destEnd extends a span ending at e over the e-mail address or URL that

@@ -14,7 +14,7 @@ var (
 	convoObjects = words("email mail message inbox thread reply conversation chat dm attachment mention notification invitation invite sms voicemail transcript post")
 	// collaborative objects are written by other people in the user's
 	// workspace: issue trackers, reviews, comments.
-	collabObjects = words("comment review discussion issue ticket pull pr mr todo note")
+	collabObjects = words("comment review discussion issue ticket pull pr mr todo note story activity")
 	// code objects are repository content; on a code host anyone can own
 	// the repository.
 	codeObjects = words("file content commit diff blame tree release gist code readme change patch")
@@ -51,13 +51,21 @@ var (
 	// plumbingHeads, as the head of a name, make it about the server's own
 	// plumbing (get_codegen_session, search_sentry_tools).
 	plumbingHeads = words("session tool prompt help onboarding capability color colour palette timezone")
+	// healthObjects are all a tool reporting the server's own health or
+	// connection names.
+	healthObjects = words("health healthy heartbeat uptime liveness readiness connection status detailed metadata performance server ping")
 	// sessionObjects are started and stopped as plumbing.
 	sessionObjects = words("session search recording tracing trace video connection server browser page tab job highlight process")
 	// webSearchContext names search providers.
 	// (Google and Bing are left out: a google-calendar server is no search.)
 	searchProviders = words("brave exa tavily perplexity serp serper serpapi kagi duckduckgo searxng jina search web")
-	codeHosts       = words("github gitlab gitea bitbucket codeberg forgejo")
-	browserContext  = words("browser playwright puppeteer browserbase stagehand chrome chromium selenium webdriver")
+	// searchEngines, searched, are the open web: search_google,
+	// search_with_bing, search_engine. ownServices after them are the
+	// user's own (search_google_drive).
+	searchEngines  = words("engine serp google bing yahoo yandex baidu duckduckgo startpage")
+	ownServices    = words("drive doc sheet slide calendar mail gmail contact photo file event account analytics console workspace")
+	codeHosts      = words("github gitlab gitea bitbucket codeberg forgejo")
+	browserContext = words("browser playwright puppeteer browserbase stagehand chrome chromium selenium webdriver")
 	// urlParams name a URL the tool contacts.
 	urlParamWords = words("url urls uri href link website site endpoint webhook callback domain")
 	// addressees name who receives something.
@@ -99,13 +107,56 @@ func toolContext(def ToolDef, r reading, service map[string]bool, local bool) co
 	if !c.codeHost && hasParam(def, "project_id") && anyOf(r.objects, words("merge branch commit pipeline repository")) != "" {
 		c.codeHost = true
 	}
-	c.browser = anyOf(all, browserContext) != ""
+	if !c.codeHost && !local && repositoryParam(def) {
+		// repositoryId, repo_slug: a repository on a service, not a
+		// local checkout (those take a path).
+		c.codeHost = true
+	}
+	c.browser = anyOf(all, browserContext) != "" || browserDescription(def.Description)
 	c.searchProvider = anyOf(mapKeys(service), searchProviders) != ""
 	c.git = slices.Contains(r.tokens, "git") && !c.codeHost
 	c.local = local
 	c.calendar = service["calendar"] || slices.Contains(r.tokens, "calendar") || mentions(def.Description, "calendar")
 	c.desc = def.Description
 	return c
+}
+
+// repositoryParam reports a parameter naming a repository by name or id
+// (repositoryId, repo_slug, repo), not by a local path.
+func repositoryParam(def ToolDef) bool {
+	for _, p := range def.params() {
+		ws := splitName(p.Name)
+		if !slices.Contains(ws, "repository") && !slices.Contains(ws, "repo") {
+			continue
+		}
+		if anyOf(ws, words("path dir directory folder local url")) == "" && (p.Type == "" || p.Type == "string") {
+			return true
+		}
+	}
+	return false
+}
+
+// browserDescription reports a description whose first sentence says the
+// tool works in a browser or on the page it shows ("Take a screenshot of
+// the current page").
+func browserDescription(desc string) bool {
+	return mentions(firstSentence(desc), "browser", "current page", "active page", "open page")
+}
+
+// browsingAgent reports an agent among the objects (browser_use_agent,
+// firecrawl_agent), not a user agent string.
+func browsingAgent(objs []string) bool {
+	i := slices.Index(objs, "agent")
+	return i >= 0 && (i == 0 || objs[i-1] != "user")
+}
+
+// firstSentence is a description's first sentence, lowercased.
+func firstSentence(desc string) string {
+	d := strings.ToLower(strings.TrimSpace(desc))
+	if i := strings.IndexAny(d, ".\n"); i >= 0 {
+		d = d[:i]
+	}
+	return d
 }
 
 func mapKeys(m map[string]bool) []string {
@@ -238,7 +289,7 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 			if (r.verb == "manage" || r.verb == "management") && listMode(def) {
 				add(flow.Private, "it also lists what it manages")
 			}
-			if c.git && r.verb == "clone" {
+			if (c.git || c.codeHost) && r.verb == "clone" {
 				add(flow.Untrusted, "a clone brings others' code")
 			}
 			if httpVerb[r.verb] && r.hasURL && allOf(r.objects, words("http request")) {
@@ -272,6 +323,10 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 				add(flow.Sink, "%s submits feedback to the vendor", src)
 			}
 		}
+	}
+	if browsingAgent(r.objects) && r.class != vRead && r.class != vSearch &&
+		(c.browser || mentions(firstSentence(def.Description), "web", "browse", "navigat")) {
+		add(flow.Untrusted|flow.Sink, "an agent that browses for the user reads pages and acts in them")
 	}
 	for _, p := range def.params() {
 		switch {
@@ -382,6 +437,13 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	if o := has(plumbingObjects); o != "" && len(objs) == 1 {
 		return 0, ""
 	}
+	if r.verb == "generate" && has(words("image video audio speech art picture illustration logo icon")) != "" {
+		return 0, "" // a new artefact from a prompt, nothing of the user's
+	}
+	if (has(words("health heartbeat uptime liveness readiness")) != "" || has(words("connection")) != "" && has(words("status")) != "") &&
+		allOf(objs, healthObjects) {
+		return 0, "" // the server's own health
+	}
 	if h := head(objs); plumbingHeads[h] && class != vSearch && has(convoObjects) == "" && has(collabObjects) == "" {
 		// get_codegen_session: about the server's own plumbing.
 		return 0, ""
@@ -410,6 +472,9 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 		return pu, "a channel's messages"
 	}
 	if c.codeHost {
+		if head(objs) == "check" {
+			return flow.Private, "the checks CI ran"
+		}
 		if o := has(collabObjects); o != "" {
 			return pu, fmt.Sprintf("%ss others write", o)
 		}
@@ -439,6 +504,9 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 		}
 		return flow.Private, "the user's repository metadata"
 	}
+	if workItem(objs) {
+		return pu, "work items others write"
+	}
 	if o := has(collabObjects); o != "" && !(o == "note" && (c.local || c.git)) {
 		if o == "note" && !slices.Contains(objs, "issue") {
 			return flow.Private, "the user's notes"
@@ -461,7 +529,8 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 		return flow.Untrusted, "the web"
 	}
 	if class == vSearch {
-		if len(objs) == 0 || has(words("web internet news image video local")) != "" || c.searchProvider && has(localObjects) == "" {
+		if len(objs) == 0 || has(words("web internet news image video local")) != "" || c.searchProvider && has(localObjects) == "" ||
+			has(searchEngines) != "" && has(ownServices) == "" {
 			return flow.Untrusted, "web search results"
 		}
 	}
@@ -476,6 +545,13 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 		return flow.Untrusted, "results from the search provider"
 	}
 	return flow.Private, "the user's own data" + objectList(objs)
+}
+
+// workItem reports a tracker's work item (Azure Boards, Jira's
+// "work item" type): an issue by another name.
+func workItem(objs []string) bool {
+	i := slices.Index(objs, "work")
+	return i >= 0 && i+1 < len(objs) && objs[i+1] == "item"
 }
 
 func objectList(objs []string) string {
@@ -499,6 +575,9 @@ func isLocalWrite(def ToolDef, r reading, c context) bool {
 	remoteVerb := words("push clone publish deploy send share upload invite merge fork")
 	if remoteVerb[r.verb] {
 		return false
+	}
+	if c.browser && r.verb == "set" && !r.hasURL {
+		return true // the browser's own settings: user agent, viewport
 	}
 	closed := def.Annotations.OpenWorld != nil && !*def.Annotations.OpenWorld
 	if strings.Contains(strings.ToLower(def.Description), "sqlite") {

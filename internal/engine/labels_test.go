@@ -170,6 +170,39 @@ func TestLabelGeneralRules(t *testing.T) {
 		{"crm", "research_company", "", []Param{str("name", true)}, U},
 		{"hosting", "get_project_url", "", []Param{str("project_id", true)}, P},
 		{"hosting", "update_auth_config", "", []Param{str("project_id", true)}, S},
+		// A repository named by id, not by a local path, is on a code host:
+		// its files and commits are anyone's; its checks are CI metadata.
+		{"devops", "get_file_content", "", []Param{str("repositoryId", true), str("path", true)}, P | U},
+		{"devops", "list_commits", "", []Param{str("repositoryId", true)}, P | U},
+		{"devops", "get_pull_request_checks", "", []Param{str("repositoryId", true), str("pullRequestId", true)}, P},
+		{"git", "git_log", "", []Param{str("repo_path", true)}, P},
+		{"forge", "forge_clone", "Clone a repository", []Param{str("repoSlug", true)}, U | S},
+		// Work items, stories and activity are a tracker's collaborative text.
+		{"boards", "list_work_items", "", []Param{str("projectId", true)}, P | U},
+		{"tasks", "get_task_stories", "", []Param{str("task_id", true)}, P | U},
+		{"boards", "get_recent_activity", "", []Param{str("boardId", true)}, P | U},
+		// Attaching and watching change the remote service; picking the
+		// active board is the server's own state.
+		{"boards", "attach_file_to_card", "", []Param{str("cardId", true), str("fileUrl", true)}, S},
+		{"boards", "watch_list", "Subscribe to a list", []Param{str("listId", true)}, S},
+		{"boards", "set_active_board", "", []Param{str("boardId", true)}, 0},
+		// A noun after an article is no verb: "a set of documents".
+		{"vectors", "rerank-documents", "Rerank a set of provided documents by relevance.", []Param{str("query", true)}, 0},
+		// A search engine named as the object is the open web, unless a
+		// service of the user's follows it.
+		{"scraper", "search_engine", "", []Param{str("query", true)}, U},
+		{"research", "search_with_bing", "", []Param{str("query", true)}, U},
+		{"workspace", "search_google_drive", "", []Param{str("query", true)}, P},
+		// A page the description names is a browser's.
+		{"research", "take_screenshot", "Take a screenshot of the current page", nil, U},
+		// An agent that browses reads pages and acts in them; a user agent
+		// string is neither.
+		{"cloud", "browser_use_agent", "Runs a browser automation agent in a cloud browser.", []Param{str("task", true)}, U | S},
+		{"browser", "set_custom_user_agent", "Set a custom User Agent for the browser", []Param{str("userAgent", true)}, 0},
+		// Generated media and the server's own health carry no user data.
+		{"art", "generate_image", "", []Param{str("prompt", true)}, 0},
+		{"boards", "get_health_detailed", "", nil, 0},
+		{"db", "list_connections", "", nil, P},
 	}
 	pol := mustPolicy(t, "version: 1\n")
 	for _, tt := range tests {

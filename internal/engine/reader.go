@@ -47,7 +47,7 @@ func init() {
 			"reserve order buy purchase sign save store import sync commit checkout reset rebase stash revert tag init clone pull " +
 			"replace rerun retry restart cleanup clean purge empty invalidate confirm accept decline reject dismiss link unlink " +
 			"manage management handle configure register unregister duplicate copy batch bulk upsert increment decrement " +
-			"respond rsvp compose replay pause unpause request",
+			"respond rsvp compose replay pause unpause request attach detach watch unwatch",
 		vExec:     "execute exec run eval evaluate invoke call shell interact",
 		vUI:       "click type fill select press drag drop tap submit_form dblclick act",
 		vIdle:     "hover scroll wait sleep focus",
@@ -233,6 +233,10 @@ func (r *reading) refine() {
 	case (r.verb == "create" || r.verb == "start" || r.verb == "open") && len(r.objects) > 0 && allOf(r.objects, sessionObjects):
 		// browserbase_session_create: the user's own session, plumbing.
 		r.class = vSession
+	case r.verb == "set" && slices.Contains(r.tokens, "active"):
+		// set_active_board: which board later calls default to, the
+		// server's own state.
+		r.class = vSession
 	case has(words("mouse pointer cursor")) && (r.verb == "move" || r.class == vIdle || slices.Contains(r.objects, "wheel")):
 		r.class = vIdle
 	case (r.verb == "save" || r.verb == "export") && has(words("pdf screenshot snapshot")):
@@ -319,6 +323,9 @@ func stemVerb(w string) string {
 	return w
 }
 
+// articles make the word after them a noun.
+var articles = words("a an the")
+
 // descLead are openings that precede a description's verb.
 var descLead = []string{"this tool will ", "this tool ", "use this tool to ", "use this to ", "tool to ", "allows you to ",
 	"allows to ", "used to ", "lets you ", "call this to ", "helps you ", "a tool to ", "a tool that ", "tool that "}
@@ -340,6 +347,9 @@ func descriptionVerb(desc string) (string, verbClass, []string) {
 	for i, w := range ws {
 		if i > 2 {
 			break
+		}
+		if i > 0 && articles[ws[i-1]] {
+			continue // "Rerank a set of documents": a noun after an article
 		}
 		if v, c := verbOf(w); c != vNone {
 			var objs []string
