@@ -35,7 +35,7 @@ var (
 	// browser objects are the page the browser shows.
 	browserObjects = words("page console network request snapshot screenshot text html content dom element tab accessibility pdf frame cookie")
 	// plumbing objects carry no user data.
-	plumbingObjects = words("time timezone color colour palette sum echo tool category capability version help prompt onboarding search session searche")
+	plumbingObjects = words("time timezone color colour palette sum echo tool category capability version help prompt onboarding search session searche direction elevation geocode")
 	// local objects live on the machine (or a local file store).
 	localObjects = words("file directory dir folder path note vault entity relation observation graph memory frontmatter insight memo pdf block process terminal workspace")
 	// secretObjects, created, return a secret.
@@ -119,6 +119,15 @@ func toolContext(def ToolDef, r reading, service map[string]bool, local bool) co
 	c.calendar = service["calendar"] || slices.Contains(r.tokens, "calendar") || mentions(def.Description, "calendar")
 	c.desc = def.Description
 	return c
+}
+
+// localApps are notes apps whose servers read and write a vault of
+// files on the machine (through the app's local API or the files).
+var localApps = words("obsidian logseq")
+
+// localApp reports a server of a local notes app, by its name or package.
+func localApp(server, pkg string) bool {
+	return anyOf(mapKeys(serviceWords(server, pkg)), localApps) != ""
 }
 
 // repositoryParam reports a parameter naming a repository by name or id

@@ -93,6 +93,9 @@ func LabelWith(p *policy.Policy, server string, def ToolDef, o LabelOptions) Too
 	if !o.NoRegistry {
 		reg = registryFor(def.Package)
 	}
+	// The server works on the machine: the registry says so, or it is a
+	// local notes app whose vault is files on disk.
+	local := reg != nil && reg.Local || localApp(server, def.Package)
 	if l, entry := p.ToolLabels(server, def.Name); entry != nil {
 		out.Listed, decided = true, true
 		if l == 0 {
@@ -109,13 +112,13 @@ func LabelWith(p *policy.Policy, server string, def ToolDef, o LabelOptions) Too
 	} else {
 		var l flow.Labels
 		var why string
-		l, why, decided = heuristicLabels(def, server, reg != nil && reg.Local)
+		l, why, decided = heuristicLabels(def, server, local)
 		if l == 0 && why != "" {
 			out.Why = append(out.Why, "none: "+why)
 		}
 		add(l, why)
 	}
-	add(annotationLabels(def, server, out.Labels, decided, reg != nil && reg.Local))
+	add(annotationLabels(def, server, out.Labels, decided, local))
 	return out
 }
 
@@ -137,7 +140,9 @@ func isTrue(b *bool) bool { return b != nil && *b }
 //     tool whose verb and objects say local file, git, note or graph work:
 //     that changes the machine, not the world. Servers also mark remote
 //     operations closed-world ("only our own API"), so the exception needs
-//     the tool's own words to agree.
+//     the tool's own words to agree. A server known to be local (the
+//     registry's local servers, a notes app's vault) needs no closed-world
+//     hint: its destructive hints are about the machine's files.
 func annotationLabels(def ToolDef, server string, base flow.Labels, decided, local bool) (flow.Labels, string) {
 	a := def.Annotations
 	var l flow.Labels
@@ -147,7 +152,7 @@ func annotationLabels(def ToolDef, server string, base flow.Labels, decided, loc
 		why = append(why, "openWorldHint with readOnlyHint")
 	}
 	closed := a.OpenWorld != nil && !*a.OpenWorld
-	if (isTrue(a.OpenWorld) || isTrue(a.Destructive) && !(closed && localTool(def, server, local))) && !isTrue(a.ReadOnly) {
+	if (isTrue(a.OpenWorld) || isTrue(a.Destructive) && !((closed || local) && localTool(def, server, local))) && !isTrue(a.ReadOnly) {
 		l |= flow.Sink
 		if isTrue(a.OpenWorld) {
 			why = append(why, "openWorldHint without readOnlyHint")

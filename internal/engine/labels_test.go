@@ -203,12 +203,41 @@ func TestLabelGeneralRules(t *testing.T) {
 		{"art", "generate_image", "", []Param{str("prompt", true)}, 0},
 		{"boards", "get_health_detailed", "", nil, 0},
 		{"db", "list_connections", "", nil, P},
+		// Public geodata is nobody's: routes and elevations.
+		{"maps", "maps_directions", "Get directions between two points", []Param{str("origin", true), str("destination", true)}, 0},
 	}
 	pol := mustPolicy(t, "version: 1\n")
 	for _, tt := range tests {
 		got := LabelWith(pol, tt.server, ToolDef{Name: tt.name, Description: tt.desc, Schema: tt.schema}, LabelOptions{NoRegistry: true})
 		if got.Labels != tt.want {
 			t.Errorf("%s/%s: labels %s, want %s (why %q)", tt.server, tt.name, got.Labels, tt.want, got.Why)
+		}
+	}
+}
+
+// A notes app's server works on a vault of local files: its destructive
+// hints are about the machine, and a write to a note sends nothing
+// anywhere; an open-world hint still adds a sink, and any other server's
+// destructive write stays one.
+func TestLabelLocalApp(t *testing.T) {
+	pol := mustPolicy(t, "version: 1\n")
+	destructive := Annotations{Destructive: hint(true)}
+	tests := []struct {
+		server, pkg, name string
+		ann               Annotations
+		want              flow.Labels
+	}{
+		{"obsidian", "obsidian-mcp-server", "obsidian_write_note", destructive, 0},
+		{"vault", "mcp-obsidian", "delete_note", destructive, 0},
+		{"notes", "@acme/logseq-mcp", "append_to_page", destructive, 0},
+		{"obsidian", "obsidian-mcp-server", "obsidian_list_notes", Annotations{ReadOnly: hint(true)}, flow.Private},
+		{"obsidian", "obsidian-mcp-server", "obsidian_publish_note", Annotations{OpenWorld: hint(true)}, flow.Sink},
+		{"wiki", "wiki-mcp", "write_note", destructive, flow.Sink},
+	}
+	for _, tt := range tests {
+		got := LabelWith(pol, tt.server, ToolDef{Name: tt.name, Package: tt.pkg, Annotations: tt.ann}, LabelOptions{NoRegistry: true})
+		if got.Labels != tt.want {
+			t.Errorf("%s %s/%s: labels %s, want %s (why %q)", tt.pkg, tt.server, tt.name, got.Labels, tt.want, got.Why)
 		}
 	}
 }
