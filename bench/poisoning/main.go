@@ -17,12 +17,16 @@
 // A poisoned definition is listed by its server alone, with its sibling
 // tools (names only, so that naming them is not taken for shadowing) and the
 // other servers of its scenario (names only). Each benign server is listed
-// with its whole catalogue, and every other benign server stands as another
-// server, as if a user ran them all.
+// with its whole catalogue, and the other benign servers stand as other
+// servers, as if a user ran them all: those of its own split and of the
+// splits gathered before it (dev and heldout were gathered together, heldout2
+// after them), so that adding a later split leaves the earlier splits'
+// numbers as they were.
 //
 // The program prints recall per attack class and per origin (poc,
-// benchmark) and the false-positive rate per server, for the dev half, the
-// heldout half and both, then the misses and the false positives.
+// benchmark) and the false-positive rate per server, for the dev split, the
+// heldout split, the heldout2 split (gathered later from other sources,
+// never tuned on) and all of them, then the misses and the false positives.
 package main
 
 import (
@@ -108,7 +112,7 @@ func (r *Rate) add(caught bool) {
 	r.Rate = float64(r.Caught) / float64(r.Total)
 }
 
-// Half is the numbers of one split (dev, heldout or all).
+// Half is the numbers of one split (dev, heldout, heldout2 or all).
 type Half struct {
 	Recall         Rate            `json:"recall"`
 	RecallByClass  map[string]Rate `json:"recall_by_class"`
@@ -153,14 +157,14 @@ const (
 // positives and precision, held-out first.
 func readmeBlock(rep *Report) string {
 	var b strings.Builder
-	splits := []struct{ key, name string }{{"heldout", "held-out"}, {"dev", "dev"}, {"all", "all"}}
+	splits := []struct{ key, name string }{{"heldout", "held-out"}, {"heldout2", "held-out 2"}, {"dev", "dev"}, {"all", "all"}}
 	rate := func(r Rate) string {
 		if r.Total == 0 {
 			return "–"
 		}
 		return fmt.Sprintf("%s (%d/%d)", mdblock.Pct(r.Rate), r.Caught, r.Total)
 	}
-	b.WriteString("| | held-out (never tuned on) | dev (tuned on) | all |\n|---|--:|--:|--:|\n")
+	b.WriteString("| | held-out (never tuned on) | held-out 2 (never tuned on) | dev (tuned on) | all |\n|---|--:|--:|--:|--:|\n")
 	row := func(name string, get func(*Half) Rate) {
 		fmt.Fprintf(&b, "| %s", name)
 		for _, sp := range splits {
@@ -182,7 +186,7 @@ func readmeBlock(rep *Report) string {
 			b.WriteString(" | –")
 		}
 	}
-	b.WriteString(" |\n\n| class | recall, held-out | recall, dev |\n|---|--:|--:|\n")
+	b.WriteString(" |\n\n| class | recall, held-out | recall, held-out 2 | recall, dev |\n|---|--:|--:|--:|\n")
 	classes := map[string]bool{}
 	for _, sp := range splits {
 		for c := range rep.Halves[sp.key].RecallByClass {
@@ -190,7 +194,7 @@ func readmeBlock(rep *Report) string {
 		}
 	}
 	for _, c := range slices.Sorted(maps.Keys(classes)) {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", c, rate(rep.Halves["heldout"].RecallByClass[c]), rate(rep.Halves["dev"].RecallByClass[c]))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c, rate(rep.Halves["heldout"].RecallByClass[c]), rate(rep.Halves["heldout2"].RecallByClass[c]), rate(rep.Halves["dev"].RecallByClass[c]))
 	}
 	b.WriteString("\nCommand: `go run ./bench/poisoning --readme README.md` (`--list -1` prints every miss and false positive).\n")
 	return b.String()
@@ -222,7 +226,7 @@ func run(dir, jsonOut string, list int, w io.Writer) (*Report, error) {
 		Policy: pol.Source,
 		Halves: map[string]*Half{},
 	}
-	for _, split := range []string{"dev", "heldout", "all"} {
+	for _, split := range append(slices.Clone(splitNames), "all") {
 		h := &Half{RecallByClass: map[string]Rate{}, RecallByOrigin: map[string]Rate{}, RecallByGroup: map[string]Rate{}, FPByServer: map[string]Rate{}, Misses: []string{}, FalsePositives: []string{}}
 		for i, p := range pois {
 			if split != "all" && p.Split != split {
@@ -294,14 +298,33 @@ func judgePoisoned(ctx context.Context, pol *policy.Policy, p Poisoned) Verdict 
 	return judgeList(ctx, pol, p.Server, tools, others)[0]
 }
 
-// judgeBenign lists each benign server's whole catalogue, with every other
-// benign server as another server, and returns a verdict per definition.
+// splitNames are the splits in the order they were gathered; "all" is
+// every item.
+var splitNames = []string{"dev", "heldout", "heldout2"}
+
+// gathered is when a split was gathered: dev and heldout together, heldout2
+// later. A benign server sees as other servers those of its own split and of
+// the splits gathered before it.
+var gathered = map[string]int{"dev": 0, "heldout": 0, "heldout2": 1}
+
+func generation(split string) int {
+	if g, ok := gathered[split]; ok {
+		return g
+	}
+	return len(gathered)
+}
+
+// judgeBenign lists each benign server's whole catalogue, with the benign
+// servers of its own split and of the splits gathered before it as the other
+// servers, and returns a verdict per definition.
 func judgeBenign(ctx context.Context, pol *policy.Policy, ben []Benign) []Verdict {
 	byServer := map[string][]int{}
+	split := map[string]string{}
 	var servers []string
 	for i, b := range ben {
 		if _, ok := byServer[b.Server]; !ok {
 			servers = append(servers, b.Server)
+			split[b.Server] = b.Split
 		}
 		byServer[b.Server] = append(byServer[b.Server], i)
 	}
@@ -309,7 +332,7 @@ func judgeBenign(ctx context.Context, pol *policy.Policy, ben []Benign) []Verdic
 	for _, srv := range servers {
 		others := map[string][]string{}
 		for _, o := range servers {
-			if o == srv {
+			if o == srv || generation(split[o]) > generation(split[srv]) {
 				continue
 			}
 			for _, i := range byServer[o] {
@@ -421,7 +444,7 @@ func printReport(w io.Writer, rep Report, pois []Poisoned, pv []Verdict, ben []B
 	for i, b := range ben {
 		benByID[b.ID] = i
 	}
-	for _, split := range []string{"dev", "heldout", "all"} {
+	for _, split := range append(slices.Clone(splitNames), "all") {
 		h := rep.Halves[split]
 		fmt.Fprintf(w, "== %s: recall %d/%d %s, false positives %d/%d %s\n", split,
 			h.Recall.Caught, h.Recall.Total, pct(h.Recall), h.FalsePositive.Caught, h.FalsePositive.Total, pct(h.FalsePositive))
@@ -434,7 +457,7 @@ func printReport(w io.Writer, rep Report, pois []Poisoned, pv []Verdict, ben []B
 	if list == 0 {
 		return
 	}
-	for _, split := range []string{"dev", "heldout"} {
+	for _, split := range splitNames {
 		h := rep.Halves[split]
 		fmt.Fprintf(w, "== %s misses (%d)\n", split, len(h.Misses))
 		for k, id := range h.Misses {
