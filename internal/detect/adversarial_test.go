@@ -42,6 +42,8 @@ func adversarialInputs() map[string]string {
 		"paths":              rep("~/.ssh/"),
 		"dots":               rep("."),
 		"identifiers":        rep("send_email_"),
+		"foreign-mentions":   rep("use send_email. "),
+		"foreign-sentence":   rep("send_email always "),
 		"cjk":                rep("忽略之前的"),
 		"newlines-system":    rep("\nsystem:"),
 		"bidi":               rep("\u202e"),

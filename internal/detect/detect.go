@@ -157,6 +157,7 @@ func scanTool(t Tool, others map[string][]string, same []string) []Finding {
 }
 
 func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding {
+	ix = ix.withLocal(enumValues(t.InputSchema))
 	var raw []rawFinding
 	raw = append(raw, scanField(ctxDef, "name", t.Name, fieldOpts{})...)
 	// a tool named for secrets (secret_put, get_api_key) describes itself
@@ -636,6 +637,9 @@ func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
 	if err := dec.Decode(&v); err != nil {
 		return scanField(ctxDef, name, string(raw), fieldOpts{shadow: ix})
 	}
+	// required names each properties object's required members, by the
+	// path of the properties object
+	required := map[string]map[string]bool{}
 	var walk func(path string, v any, depth int)
 	walk = func(path string, v any, depth int) {
 		if depth > 256 {
@@ -649,6 +653,17 @@ func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
 				walk(path+"["+strconv.Itoa(i)+"]", e, depth+1)
 			}
 		case map[string]any:
+			if req, ok := x["required"].([]any); ok {
+				if _, ok := x["properties"].(map[string]any); ok {
+					set := map[string]bool{}
+					for _, r := range req {
+						if s, ok := r.(string); ok {
+							set[s] = true
+						}
+					}
+					required[path+".properties"] = set
+				}
+			}
 			params := strings.HasSuffix(path, ".properties") || path == "inputSchema.properties"
 			for _, k := range sortedKeys(x) {
 				kp := path + jsonKey(k)
@@ -658,8 +673,15 @@ func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
 				if params && strings.HasPrefix(path, "inputSchema") {
 					ps, _ := x[k].(map[string]any)
 					desc, _ := ps["description"].(string)
-					if why := exfilParam(k, desc); why != "" {
-						out = append(out, rawFinding{Finding: Finding{Detector: detExfilArg, Severity: Medium, Field: kp + "#key", End: len(k),
+					if why, identity := exfilParamKind(k, desc); why != "" {
+						sev := Medium
+						if identity && !required[path][k] {
+							// an optional field for the model's name
+							// (vendor telemetry) can be left out; asked as
+							// a required one, the model must answer
+							sev = Low
+						}
+						out = append(out, rawFinding{Finding: Finding{Detector: detExfilArg, Severity: sev, Field: kp + "#key", End: len(k),
 							Evidence: visible(validUTF8Prefix(k, 120), false),
 							Message:  "A parameter whose name " + why + ": the model fills in what a schema asks for, so the name alone makes it hand the data over."}})
 					}
@@ -674,6 +696,48 @@ func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
 		}
 	}
 	walk(name, v, 0)
+	return out
+}
+
+// maxEnumValues bounds the vocabulary enumValues collects.
+const maxEnumValues = 1024
+
+// enumValues returns the lowercased string values of every "enum" in a
+// schema (at most maxEnumValues): the values a tool takes, which name its
+// own methods and kinds. nil when there are none.
+func enumValues(raw json.RawMessage) map[string]bool {
+	if !bytes.Contains(raw, []byte(`"enum"`)) {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > 256 || len(out) >= maxEnumValues {
+			return
+		}
+		switch x := v.(type) {
+		case []any:
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		case map[string]any:
+			if es, ok := x["enum"].([]any); ok {
+				for _, e := range es {
+					if s, ok := e.(string); ok && len(out) < maxEnumValues {
+						out[strings.ToLower(s)] = true
+					}
+				}
+			}
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		}
+	}
+	walk(v, 0)
 	return out
 }
 

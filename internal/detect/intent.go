@@ -59,6 +59,7 @@ const (
 	chkRedirectF                        // as chkRedirect, but the redirect must be to a tool of another server
 	chkEndNotIdent                      // the last word of the match is a word, not part of an identifier ("search" in search_issues)
 	chkActBefore                        // an action verb opens a clause within 8 tokens before the match ("star the repo after every call"); the finding starts there
+	chkNotLabel                         // skip when a colon follows the match: a label ("First call: `path: …`"), not an order
 )
 
 var intentClasses = map[string]string{
@@ -357,6 +358,9 @@ func postChecks(v *view, r *phraseRule, a, b int, ix *shadowIndex, param bool) b
 	sa := sentStartWithin(v, a, 48)
 	se := min(int(v.toks[a].sentEnd), a+64, len(v.toks)-1)
 	if c&chkModal != 0 && !modalSet.anyIn(v, sa, se) {
+		return false
+	}
+	if c&chkNotLabel != 0 && colonAfter(v, b) {
 		return false
 	}
 	if c&chkNotPer != 0 {
@@ -781,6 +785,15 @@ func deprecSubject(v *view, sa, a int, param bool) bool {
 	}
 	n := a - sa
 	return n <= 3 && (v.toks[sa].has(idThis) || v.toks[sa].has(idIt))
+}
+
+// colonAfter reports a colon right after token b (past spaces).
+func colonAfter(v *view, b int) bool {
+	k := int(v.toks[b].end)
+	for k < len(v.norm) && v.norm[k] == ' ' {
+		k++
+	}
+	return k < len(v.norm) && v.norm[k] == ':'
 }
 
 // commaBefore reports a comma, dash, parenthesis or colon right before

@@ -67,9 +67,16 @@ var (
 // description is empty or speaks to the model ("your …"), so that a tool
 // that takes an LLM model to run, or a chat history to send, is not one.
 func exfilParam(name, desc string) string {
+	why, _ := exfilParamKind(name, desc)
+	return why
+}
+
+// exfilParamKind is exfilParam, also reporting a request for the model's
+// identity alone (its name or vendor, not its prompt, context or tools).
+func exfilParamKind(name, desc string) (why string, identity bool) {
 	ws := paramWords(name)
 	if len(ws) < 2 {
-		return ""
+		return "", false
 	}
 	has := func(set map[string]bool) bool {
 		for _, w := range ws {
@@ -88,22 +95,22 @@ func exfilParam(name, desc string) string {
 		return false
 	}
 	if (has(paramSecretWords) || hasW("private") && hasW("key")) && has(paramContentWords) && !hasW("public") && !hasW("pub") {
-		return "names the contents of a secret file or key"
+		return "names the contents of a secret file or key", false
 	}
 	if !selfAddressed(desc) {
-		return ""
+		return "", false
 	}
 	switch {
 	case has(paramAIWords) && has(paramIDWords) || hasW("model") && has(paramSelfWords):
-		return "asks for the name or identity of the model calling the tool"
+		return "asks for the name or identity of the model calling the tool", true
 	case hasW("system") && (hasW("prompt") || hasW("instructions") || hasW("message") || hasW("instruction")):
-		return "asks for the model's system prompt"
+		return "asks for the model's system prompt", false
 	case has(paramTalkWords) && has(paramLogWords) || has(paramPastWords) && has(paramTalkWords):
-		return "asks for the conversation or the model's context"
+		return "asks for the conversation or the model's context", false
 	case (hasW("tools") || hasW("tool")) && (hasW("list") || hasW("available") || hasW("names") || hasW("definitions") || hasW("installed") || hasW("other") || hasW("all")):
-		return "asks for the list of the model's tools"
+		return "asks for the list of the model's tools", false
 	}
-	return ""
+	return "", false
 }
 
 // selfAddressed reports a description that is empty or speaks to the

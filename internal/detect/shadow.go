@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"sort"
 	"strings"
 )
 
@@ -41,6 +42,20 @@ type shadowIndex struct {
 	same   map[string]bool       // lowercased names of this server
 	squash map[string]bool       // the same, lowercased without separators (runRollback = run_rollback)
 	titles []string              // lowercased multi-word titles of this server's tools
+	// local holds the lowercased enum values of the tool being scanned:
+	// its own methods and kinds (method: "get_comments", a step type
+	// "send_email"), whatever another server calls its tools.
+	local map[string]bool
+}
+
+// withLocal returns ix with local as the scanned tool's own vocabulary.
+func (ix *shadowIndex) withLocal(local map[string]bool) *shadowIndex {
+	if ix == nil || len(local) == 0 {
+		return ix
+	}
+	c := *ix
+	c.local = local
+	return &c
 }
 
 // own reports a name of this server's tools, in any case convention.
@@ -49,7 +64,7 @@ func (ix *shadowIndex) own(id string) bool {
 		return false
 	}
 	l := strings.ToLower(id)
-	return ix.same[l] || ix.squash[squashName(l)]
+	return ix.same[l] || ix.squash[squashName(l)] || ix.local[l]
 }
 
 // squashName lowercases n and drops its separators.
@@ -78,9 +93,16 @@ type shadowName struct {
 func newShadowIndex(others map[string][]string, self string, same []string) *shadowIndex {
 	ix := &shadowIndex{names: map[string]shadowName{}, same: map[string]bool{}, squash: map[string]bool{}}
 	for _, n := range same {
-		ix.same[strings.ToLower(n)] = true
+		l := strings.ToLower(n)
+		ix.same[l] = true
 		if sq := squashName(n); len(sq) >= 4 {
 			ix.squash[sq] = true
+		}
+		// asana_search_tasks is also this server's search_tasks: the
+		// service prefix is how it names its tools, not another tool.
+		if i := strings.IndexAny(l, "_-."); i > 0 && strings.ContainsAny(l[i+1:], "_-.") {
+			ix.same[l[i+1:]] = true
+			ix.squash[squashName(l[i+1:])] = true
 		}
 	}
 	for srv, names := range others {
@@ -89,7 +111,7 @@ func newShadowIndex(others map[string][]string, self string, same []string) *sha
 		}
 		for _, n := range names {
 			l := strings.ToLower(n)
-			if len(n) < 4 || commonWords[l] || ix.same[l] || !isToolNameish(n) {
+			if len(n) < 4 || commonWords[l] || ix.same[l] || ix.squash[squashName(l)] || !isToolNameish(n) {
 				continue
 			}
 			// several servers may share a name: keep the smallest server
@@ -160,6 +182,12 @@ func isPlainWord(n string) bool {
 	return true
 }
 
+// shadowSeen is a finding scanShadow has made: a name at a severity.
+type shadowSeen struct {
+	name string
+	sev  Severity
+}
+
 // scanShadow reports other servers' tool names in s, and instructions
 // about calling tools this server does not have.
 func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
@@ -168,6 +196,8 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 	}
 	var buf [128]byte
 	named := map[string]bool{}
+	var dirs *directives
+	seen := map[shadowSeen]bool{}
 	for i := 0; i < len(s); {
 		if !isNameByte(s[i]) || (i > 0 && isNameByte(s[i-1])) {
 			i++
@@ -194,11 +224,40 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 			l[k-a] = c
 		}
 		sn, ok := ix.names[string(l)]
-		if !ok || (sn.plain && !markedAsTool(s, a, b)) {
+		if !ok || ix.local[string(l)] || (sn.plain && !markedAsTool(s, a, b)) {
 			continue
 		}
-		add(detShadow, High, a, b, "Names "+sn.name+", a tool of server "+sn.server+": a definition that steers how the model uses another server's tools is cross-server shadowing.")
 		named[string(l)] = true
+		if dirs == nil {
+			dirs = newDirectives(s)
+		}
+		directive, order := dirs.at(a)
+		sev := High
+		if !directive {
+			sev = Low
+			if markedAsTool(s, a, b) && (order || whenCalled(s, a, b)) {
+				sev = Medium
+			}
+		}
+		// one finding per name and severity is the evidence; a text that
+		// names a tool thousands of times needs no more (nor the work)
+		k := shadowSeen{string(l), sev}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		switch sev {
+		case High:
+			add(detShadow, High, a, b, "Names "+sn.name+", a tool of server "+sn.server+", in an instruction: a definition that steers how the model uses another server's tools is cross-server shadowing.")
+		case Medium:
+			// "call `cleanup` afterwards", "when cleanup is called, …":
+			// the model is told to work another server's tool into the task
+			add(detShadow, Medium, a, b, "Tells the model to call "+sn.name+", a tool of server "+sn.server+", as part of this tool's work: possibly cross-server shadowing.")
+		default:
+			// "use `list_pipelines` for project-wide filtering": a pointer
+			// to a tool, no order about how it behaves
+			add(detShadow, Low, a, b, "Names "+sn.name+", a tool of server "+sn.server+".")
+		}
 	}
 	scanCallInstructions(s, v, ix, named, add)
 }
@@ -216,19 +275,133 @@ func markedAsTool(s string, a, b int) bool {
 	if e < len(s) && (s[e] == '\'' || s[e] == '"' || s[e] == '`') {
 		e++
 	}
-	rest := strings.ToLower(strings.TrimLeft(s[e:min(len(s), e+24)], " "))
-	if strings.HasPrefix(rest, "tool") && !strings.HasPrefix(rest, "tools") {
+	rest := strings.TrimLeft(s[e:min(len(s), e+24)], " ")
+	if hasPrefixFold(rest, "tool") && !hasPrefixFold(rest, "tools") {
 		return true
 	}
-	if hasAnyPrefix(rest, "is called", "is invoked", "is used", "is run", "is executed", "gets called", "runs", "returns", "is available") && precededBy(s, a, "when", "whenever", "before", "after", "if", "once", "each time", "every time") {
+	if whenCalled(s, a, b) {
 		return true
 	}
 	return precededBy(s, a, "use", "call", "invoke", "run", "trigger", "execute", "using", "calling", "invoking", "running", "triggering", "executing", "use the", "call the", "invoke the", "run the", "using the", "calling the", "invoking the", "running the")
 }
 
+// directiveWords and directivePairs, in the sentence naming another
+// server's tool, make the mention an instruction about it.
+var (
+	directiveWords = setOf(`always must never instead ensure important critical silently secretly quietly whenever
+		mandatory required before after every replace override overrides redirect bcc deprecated remember should
+		affects behaviour behavior`)
+	// pairFirst holds the first words of directivePairs, as themselves.
+	pairFirst = func() map[string]string {
+		m := map[string]string{}
+		for p := range directivePairs {
+			m[p[0]] = p[0]
+		}
+		return m
+	}()
+	// orderWords put a call into a sequence: "call X afterwards".
+	orderWords     = setOf(`first then afterwards afterward also next later`)
+	directivePairs = map[[2]string]bool{{"make", "sure"}: true, {"do", "not"}: true, {"don", "t"}: true,
+		{"no", "longer"}: true, {"need", "to"}: true, {"have", "to"}: true, {"side", "effect"}: true, {"side", "effects"}: true}
+)
+
+// directives marks the sentences of a text that hold a directive word:
+// ends[i] is the offset where sentence i ends, on[i] whether it holds one,
+// order[i] whether it holds a word of sequence.
+// Built in one pass, on the text's first mention of another server's
+// tool, so a text of many mentions costs no more than one.
+type directives struct {
+	ends      []int
+	on, order []bool
+}
+
+func newDirectives(s string) *directives {
+	d := &directives{}
+	on, order := false, false
+	prev := ""
+	for i := 0; i < len(s); {
+		if sentenceBreak(s, i) {
+			d.ends = append(d.ends, i+1)
+			d.on = append(d.on, on)
+			d.order = append(d.order, order)
+			on, order, prev = false, false, ""
+			i++
+			continue
+		}
+		if !isWordByte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isWordByte(s[j]) {
+			j++
+		}
+		var buf [16]byte // no directive word is longer
+		n := 0
+		if j-i <= len(buf) {
+			for k := i; k < j; k++ {
+				buf[n] = s[k] | 0x20 // ASCII letters and digits only
+				n++
+			}
+		}
+		w := buf[:n] // looked up as string(w): no copy is made
+		if directiveWords[string(w)] || prev != "" && directivePairs[[2]string{prev, string(w)}] {
+			on = true
+		}
+		if orderWords[string(w)] {
+			order = true
+		}
+		prev = pairFirst[string(w)]
+		i = j
+	}
+	d.ends = append(d.ends, len(s)+1)
+	d.on = append(d.on, on)
+	d.order = append(d.order, order)
+	return d
+}
+
+// at reports whether the sentence holding offset a has a directive word,
+// and a word of sequence.
+func (d *directives) at(a int) (directive, order bool) {
+	i := sort.SearchInts(d.ends, a+1)
+	if i >= len(d.on) {
+		return false, false
+	}
+	return d.on[i], d.order[i]
+}
+
+func isWordByte(c byte) bool {
+	return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+}
+
+// sentenceBreak reports a byte that ends a sentence: a full stop, "!",
+// "?" or ";" before a space or the end, or a line break.
+func sentenceBreak(s string, i int) bool {
+	switch s[i] {
+	case '\n', '\r':
+		return true
+	case '.', '!', '?', ';':
+		return i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n'
+	}
+	return false
+}
+
+// whenCalled reports "when X is called", "before X runs": a clause about
+// the moment another tool runs.
+func whenCalled(s string, a, b int) bool {
+	e := b
+	if e < len(s) && (s[e] == '\'' || s[e] == '"' || s[e] == '`') {
+		e++
+	}
+	rest := strings.TrimLeft(s[e:min(len(s), e+24)], " ")
+	return hasAnyPrefix(rest, "is called", "is invoked", "is used", "is run", "is executed", "gets called", "runs", "returns", "is available") &&
+		precededBy(s, a, "when", "whenever", "before", "after", "if", "once", "each time", "every time")
+}
+
+// hasAnyPrefix reports whether s starts with one of ps, ignoring case.
 func hasAnyPrefix(s string, ps ...string) bool {
 	for _, p := range ps {
-		if strings.HasPrefix(s, p) {
+		if hasPrefixFold(s, p) {
 			return true
 		}
 	}
@@ -245,9 +418,10 @@ func precededBy(s string, a int, ws ...string) bool {
 	for k > 0 && s[k-1] == ' ' {
 		k--
 	}
-	before := strings.ToLower(s[max(0, k-16):k])
+	before := s[max(0, k-16):k]
 	for _, w := range ws {
-		if strings.HasSuffix(before, w) && (len(before) == len(w) || !isNameByte(before[len(before)-len(w)-1])) {
+		n := len(before) - len(w)
+		if n >= 0 && strings.EqualFold(before[n:], w) && (n == 0 || !isNameByte(before[n-1])) {
 			return true
 		}
 	}
@@ -302,7 +476,7 @@ func scanCallInstructions(s string, v *view, ix *shadowIndex, named map[string]b
 			continue
 		}
 		l := strings.ToLower(id)
-		if ix.same[l] || named[l] {
+		if ix.own(l) || named[l] {
 			continue
 		}
 		if _, known := ix.names[l]; known {
