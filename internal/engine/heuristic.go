@@ -14,13 +14,13 @@ var (
 	convoObjects = words("email mail message inbox thread reply conversation chat dm attachment mention notification invitation invite sms voicemail transcript post")
 	// collaborative objects are written by other people in the user's
 	// workspace: issue trackers, reviews, comments.
-	collabObjects = words("comment review discussion issue ticket pull pr mr todo note story activity")
+	collabObjects = words("comment review discussion issue ticket pull pr mr todo note story epic activity")
 	// code objects are repository content; on a code host anyone can own
 	// the repository.
 	codeObjects = words("file content commit diff blame tree release gist code readme change patch")
 	// outside objects are written by strangers or the open web.
 	webObjects = words("web webpage page url site website internet news article paper doc documentation knowledge library guide tutorial " +
-		"reference place review advisory cve vulnerability forum tweet crawl scrape html markdown snippet example")
+		"reference place review advisory cve vulnerability forum tweet crawl scrape html markdown snippet example listing")
 	// sentMail are words that make mail the user's own outgoing mail.
 	sentMail = []string{"sent", "outgoing", "outbound"}
 	// receivedMail are words that make it mail others sent.
@@ -62,10 +62,13 @@ var (
 	// searchEngines, searched, are the open web: search_google,
 	// search_with_bing, search_engine. ownServices after them are the
 	// user's own (search_google_drive).
-	searchEngines  = words("engine serp google bing yahoo yandex baidu duckduckgo startpage")
-	ownServices    = words("drive doc sheet slide calendar mail gmail contact photo file event account analytics console workspace")
+	searchEngines = words("engine serp google bing yahoo yandex baidu duckduckgo startpage")
+	ownServices   = words("drive doc sheet slide calendar mail gmail contact photo file event account analytics console workspace")
+	// publicServices are open forums and public archives: what they hold
+	// is strangers' text, none of it the user's.
+	publicServices = words("reddit hackernews stackoverflow stackexchange wikipedia arxiv pubmed lobsters")
 	codeHosts      = words("github gitlab gitea bitbucket codeberg forgejo")
-	browserContext = words("browser playwright puppeteer browserbase stagehand chrome chromium selenium webdriver")
+	browserContext = words("browser playwright puppeteer browserbase stagehand chrome chromium selenium webdriver devtools cdp")
 	// urlParams name a URL the tool contacts.
 	urlParamWords = words("url urls uri href link website site endpoint webhook callback domain")
 	// addressees name who receives something.
@@ -93,6 +96,7 @@ func anyOf(ws []string, set map[string]bool) string {
 // its server's name and package, and its parameters.
 type context struct {
 	codeHost, browser, searchProvider, local, git bool
+	public                                        bool   // the server is an open forum or a public archive
 	calendar                                      bool   // the server or tool is a calendar
 	desc                                          string // the tool's description
 }
@@ -114,6 +118,7 @@ func toolContext(def ToolDef, r reading, service map[string]bool, local bool) co
 	}
 	c.browser = anyOf(all, browserContext) != "" || browserDescription(def.Description)
 	c.searchProvider = anyOf(mapKeys(service), searchProviders) != ""
+	c.public = anyOf(mapKeys(service), publicServices) != ""
 	c.git = slices.Contains(r.tokens, "git") && !c.codeHost
 	c.local = local
 	c.calendar = service["calendar"] || slices.Contains(r.tokens, "calendar") || mentions(def.Description, "calendar")
@@ -150,6 +155,43 @@ func repositoryParam(def ToolDef) bool {
 // the current page").
 func browserDescription(desc string) bool {
 	return mentions(firstSentence(desc), "browser", "current page", "active page", "open page")
+}
+
+// serverHealth reports a tool about the server's own health or
+// connection (get_health_detailed, aaa-health-check, getConnectionStatus),
+// whatever its verb.
+func serverHealth(objs []string) bool {
+	if anyOf(objs, words("health heartbeat uptime liveness readiness")) == "" &&
+		!(slices.Contains(objs, "connection") && slices.Contains(objs, "status")) {
+		return false
+	}
+	for _, o := range objs {
+		if !healthObjects[o] && o != "check" && len(o) > 3 {
+			return false
+		}
+	}
+	return true
+}
+
+// anyParam reports a parameter for which f holds.
+func anyParam(def ToolDef, f func(Param) bool) bool {
+	return slices.ContainsFunc(def.params(), f)
+}
+
+// pageContentParam finds a switch that makes a browser tool return the
+// page (includeSnapshot, return_html): an action that answers with what
+// the page shows.
+func pageContentParam(def ToolDef) (string, bool) {
+	for _, p := range def.params() {
+		if p.Type != "boolean" {
+			continue
+		}
+		ws := splitName(p.Name)
+		if anyOf(ws, words("include return with")) != "" && anyOf(ws, words("snapshot content html text dom page screenshot")) != "" {
+			return p.Name, true
+		}
+	}
+	return "", false
 }
 
 // browsingAgent reports an agent among the objects (browser_use_agent,
@@ -259,6 +301,9 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 	if r.fromDesc {
 		src = "description"
 	}
+	if serverHealth(r.objects) {
+		return 0, fmt.Sprintf("heuristic: %s %q reports the server's own health", src, verb), true
+	}
 	classes := append([]verbClass{r.class}, r.also...)
 	reads := false
 	localOnly := false // a write the reader kept on the machine
@@ -322,6 +367,10 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 		case vFeedback:
 			add(flow.Sink, "%s submits feedback to the vendor", src)
 		case vSession, vIdle:
+			if c.browser && r.verb == "open" && anyParam(def, urlParam) {
+				// new_page: "Open a new tab and load a URL"
+				add(flow.Untrusted|flow.Sink, "%s %q loads a page at a URL in the browser", src, verb)
+			}
 			if r.verb == "start" && anyOf(r.objects, execObjects) != "" && anyOf(r.objects, sessionObjects) == "" ||
 				r.verb == "start" && slices.Contains(r.objects, "process") {
 				add(flow.Private|flow.Sink, "%s starts a process and returns its output", src)
@@ -333,9 +382,18 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 			}
 		}
 	}
+	if c.public && l&(flow.Private|flow.Untrusted) != 0 {
+		l = l&^flow.Private | flow.Untrusted
+		why = append(why, "what an open forum holds is strangers' text, not the user's")
+	}
 	if browsingAgent(r.objects) && r.class != vRead && r.class != vSearch &&
 		(c.browser || mentions(firstSentence(def.Description), "web", "browse", "navigat")) {
 		add(flow.Untrusted|flow.Sink, "an agent that browses for the user reads pages and acts in them")
+	}
+	if c.browser && l&flow.Untrusted == 0 {
+		if p, ok := pageContentParam(def); ok {
+			add(flow.Untrusted, "parameter %q makes it return the page", p)
+		}
 	}
 	for _, p := range def.params() {
 		switch {
@@ -446,14 +504,14 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	if o := has(plumbingObjects); o != "" && len(objs) == 1 {
 		return 0, ""
 	}
+	if r.verb == "count" || head(objs) == "count" {
+		return flow.Private, "counts of the user's data" // numbers, nobody's text
+	}
 	if r.verb == "generate" && has(words("image video audio speech art picture illustration logo icon")) != "" {
 		return 0, "" // a new artefact from a prompt, nothing of the user's
 	}
-	if (has(words("health heartbeat uptime liveness readiness")) != "" || has(words("connection")) != "" && has(words("status")) != "") &&
-		allOf(objs, healthObjects) {
-		return 0, "" // the server's own health
-	}
-	if h := head(objs); plumbingHeads[h] && class != vSearch && has(convoObjects) == "" && has(collabObjects) == "" {
+	if h := head(objs); (plumbingHeads[h] || anyOf(r.tokens, words("tool tools")) != "" && words("category set group catalog")[h]) &&
+		class != vSearch && has(convoObjects) == "" && has(collabObjects) == "" {
 		// get_codegen_session: about the server's own plumbing.
 		return 0, ""
 	}
@@ -639,6 +697,6 @@ func numericOnly(def ToolDef) bool {
 // descriptionObject reports that the description's first sentence has
 // object (as a stem) after its verb: "Add two numbers".
 func descriptionObject(desc, object string) bool {
-	_, _, objs := descriptionVerb(desc)
+	_, _, objs := descriptionVerb(desc, nil)
 	return slices.Contains(objs, object)
 }

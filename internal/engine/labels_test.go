@@ -203,6 +203,22 @@ func TestLabelGeneralRules(t *testing.T) {
 		{"art", "generate_image", "", []Param{str("prompt", true)}, 0},
 		{"boards", "get_health_detailed", "", nil, 0},
 		{"db", "list_connections", "", nil, P},
+		// The doer of a verb, last in a name, is its verb.
+		{"hosting", "hosting-deploy-services-reader", "Select and run one of the following read operations", nil, P},
+		{"hosting", "hosting-project-services-updater", "Select and run one of the following write operations", nil, S},
+		// Counts are numbers, nobody's text.
+		{"tracker", "count_issues", "Returns count of issues", nil, P},
+		// Marketplace listings and an open forum's posts are strangers'
+		// text; a description's object ends where a preposition starts.
+		{"rentals", "rentals_search", "Search for rental listings with various filters and pagination", []Param{str("location", true)}, U},
+		{"reddit", "get_post_details", "Fetch a Reddit post with its comments.", []Param{str("post_id", true)}, U},
+		{"tracker", "epics-search", "", []Param{str("query", true)}, P | U},
+		// The server's own health, whatever the verb.
+		{"crm", "aaa-health-check", "Run a health check of the server", nil, 0},
+		// A browser action that can return the page, and a new tab at a URL.
+		{"devtools", "click", "Clicks on the provided element", []Param{str("uid", true), {Name: "includeSnapshot", Type: "boolean"}}, U | S},
+		{"devtools", "hover", "Hover over the provided element in the browser", []Param{str("uid", true), {Name: "includeSnapshot", Type: "boolean"}}, U},
+		{"devtools", "new_page", "Open a new tab in the browser and load a URL.", []Param{str("url", false)}, U | S},
 		// Public geodata is nobody's: routes and elevations.
 		{"maps", "maps_directions", "Get directions between two points", []Param{str("origin", true), str("destination", true)}, 0},
 	}

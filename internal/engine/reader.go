@@ -60,6 +60,11 @@ func init() {
 	}
 }
 
+// agentNouns are the doers of verbs, as the last word of a name.
+var agentNouns = map[string]string{"reader": "read", "writer": "write", "fetcher": "fetch", "getter": "get", "updater": "update",
+	"creator": "create", "sender": "send", "deleter": "delete", "uploader": "upload", "downloader": "download",
+	"searcher": "search", "lister": "list", "crawler": "crawl", "scraper": "scrape"}
+
 // modifierVerbs qualify the verb after them: batch_read_objects reads,
 // bulk_update_issues writes. Alone they are the verb.
 var modifierVerbs = words("batch bulk")
@@ -134,6 +139,14 @@ func readDef(def ToolDef, service map[string]bool) reading {
 			break
 		}
 	}
+	// A name that ends in the doer of a verb is that verb's tool:
+	// deploy_services_reader reads deploys, project_updater updates.
+	if n := len(ws); n > 1 && agentNouns[ws[n-1]] != "" {
+		vi = n - 1
+		ws = slices.Clone(ws)
+		ws[n-1] = agentNouns[ws[n-1]]
+		r.words = ws
+	}
 	// An HTTP method followed by a verb: the verb is the operation.
 	method := -1
 	if vi >= 0 && httpMethods[ws[vi]] && vi+1 < len(ws) {
@@ -145,7 +158,7 @@ func readDef(def ToolDef, service map[string]bool) reading {
 	// Still no verb: the description's, else a noun-verb (status, logs,
 	// diff) anywhere in the name.
 	if vi < 0 {
-		if v, c, objs := descriptionVerb(def.Description); v != "" {
+		if v, c, objs := descriptionVerb(def.Description, service); v != "" {
 			r.verb, r.class, r.fromDesc = v, c, true
 			for _, w := range ws {
 				if !stopWords[w] {
@@ -194,12 +207,8 @@ func readDef(def ToolDef, service map[string]bool) reading {
 	// A name that is only a verb (search, jira_get): the description
 	// says what it acts on ("Search for files in Google Drive").
 	if len(r.objects) == 0 && vi >= 0 {
-		if v, _, objs := descriptionVerb(def.Description); v != "" {
-			for _, o := range objs {
-				if !service[o] && !knownService[o] {
-					r.objects = append(r.objects, o)
-				}
-			}
+		if v, _, objs := descriptionVerb(def.Description, service); v != "" {
+			r.objects = append(r.objects, objs...)
 			r.descObjs = len(r.objects) > 0
 		}
 	}
@@ -323,6 +332,10 @@ func stemVerb(w string) string {
 	return w
 }
 
+// objectEnd end the object of a description's verb once one is named:
+// what follows qualifies it.
+var objectEnd = words("with in on by using via from including that which where when and or to for")
+
 // articles make the word after them a noun.
 var articles = words("a an the")
 
@@ -331,8 +344,10 @@ var descLead = []string{"this tool will ", "this tool ", "use this tool to ", "u
 	"allows to ", "used to ", "lets you ", "call this to ", "helps you ", "a tool to ", "a tool that ", "tool that "}
 
 // descriptionVerb reads the first sentence of a description for its verb
-// ("Retrieves the content of …") and the words after it.
-func descriptionVerb(desc string) (string, verbClass, []string) {
+// ("Retrieves the content of …") and the words after it, up to the end
+// of the first object named: service words (the server's, and known
+// services') are no object.
+func descriptionVerb(desc string, service map[string]bool) (string, verbClass, []string) {
 	s := strings.ToLower(strings.TrimSpace(desc))
 	if i := strings.Index(s, " | "); i >= 0 && i < 40 {
 		s = s[i+3:] // "Notion | Retrieve a block"
@@ -354,8 +369,11 @@ func descriptionVerb(desc string) (string, verbClass, []string) {
 		if v, c := verbOf(w); c != vNone {
 			var objs []string
 			for _, o := range ws[i+1:] {
-				if !stopWords[o] && len(objs) < 5 {
-					objs = append(objs, stem(o))
+				if len(objs) > 0 && objectEnd[o] {
+					break // "Search for Airbnb listings with filters": the listings
+				}
+				if so := stem(o); !stopWords[o] && !service[so] && !knownService[so] && len(objs) < 5 {
+					objs = append(objs, so)
 				}
 			}
 			return v, c, objs
