@@ -51,6 +51,9 @@ var (
 	// plumbingHeads, as the head of a name, make it about the server's own
 	// plumbing (get_codegen_session, search_sentry_tools).
 	plumbingHeads = words("session tool prompt help onboarding capability color colour palette timezone")
+	// toolSetObjects, as the head of a name with "tools" in it, are about
+	// the server's own tools (getEnabledTools, discover_tool_categories).
+	toolSetObjects = words("enabled available active disabled installed category set group catalog list")
 	// healthObjects are all a tool reporting the server's own health or
 	// connection names.
 	healthObjects = words("health healthy heartbeat uptime liveness readiness connection status detailed metadata performance server ping")
@@ -510,7 +513,7 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	if r.verb == "generate" && has(words("image video audio speech art picture illustration logo icon")) != "" {
 		return 0, "" // a new artefact from a prompt, nothing of the user's
 	}
-	if h := head(objs); (plumbingHeads[h] || anyOf(r.tokens, words("tool tools")) != "" && words("category set group catalog")[h]) &&
+	if h := head(objs); (plumbingHeads[h] || anyOf(r.tokens, words("tool tools")) != "" && toolSetObjects[h]) &&
 		class != vSearch && has(convoObjects) == "" && has(collabObjects) == "" {
 		// get_codegen_session: about the server's own plumbing.
 		return 0, ""
@@ -580,7 +583,7 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 		}
 		return pu, fmt.Sprintf("%ss others write", o)
 	}
-	if slices.Contains(objs, "event") && c.calendar {
+	if c.calendar && (slices.Contains(objs, "event") || slices.Contains(objs, "calendar") && words("view agenda schedule")[head(objs)]) {
 		return pu, "calendar events (invitations from others)"
 	}
 	if c.browser {

@@ -218,6 +218,10 @@ func TestLabelGeneralRules(t *testing.T) {
 		// A browser action that can return the page, and a new tab at a URL.
 		{"devtools", "click", "Clicks on the provided element", []Param{str("uid", true), {Name: "includeSnapshot", Type: "boolean"}}, U | S},
 		{"devtools", "hover", "Hover over the provided element in the browser", []Param{str("uid", true), {Name: "includeSnapshot", Type: "boolean"}}, U},
+		// The server's own tool set, account choice and a calendar's view.
+		{"hub", "getEnabledTools", "", nil, 0},
+		{"office", "select-account", "Select the account later calls use", []Param{str("accountId", true)}, 0},
+		{"office", "get-calendar-view", "", []Param{str("startDateTime", true)}, P | U},
 		{"devtools", "new_page", "Open a new tab in the browser and load a URL.", []Param{str("url", false)}, U | S},
 		// Public geodata is nobody's: routes and elevations.
 		{"maps", "maps_directions", "Get directions between two points", []Param{str("origin", true), str("destination", true)}, 0},

@@ -242,6 +242,10 @@ func (r *reading) refine() {
 	case (r.verb == "create" || r.verb == "start" || r.verb == "open") && len(r.objects) > 0 && allOf(r.objects, sessionObjects):
 		// browserbase_session_create: the user's own session, plumbing.
 		r.class = vSession
+	case r.verb == "select" && len(r.objects) > 0 && allOf(r.objects, words("account workspace board project profile organization org team tenant environment context")):
+		// select-account: which account later calls use, the server's own
+		// state, not a choice in a web page.
+		r.class = vSession
 	case r.verb == "set" && slices.Contains(r.tokens, "active"):
 		// set_active_board: which board later calls default to, the
 		// server's own state.
