@@ -501,6 +501,15 @@ func lineRoleAt(n []byte, i int) (markupHit, bool) {
 	for e < len(n) && e-k < 3 && (n[e] == '*' || n[e] == ' ' || n[e] == '_') {
 		e++
 	}
+	// "SYSTEM OVERRIDE (provider policy):": a short aside before the colon
+	if e < len(n) && n[e] == '(' {
+		if c := bytes.IndexByte(n[e:min(len(n), e+64)], ')'); c > 0 {
+			e += c + 1
+			for e < len(n) && e-k < 70 && n[e] == ' ' {
+				e++
+			}
+		}
+	}
 	if e >= len(n) || n[e] != ':' {
 		return markupHit{}, false
 	}

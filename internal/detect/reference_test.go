@@ -969,6 +969,17 @@ func refLineRoleAt(n []byte, i int) (markupHit, bool) {
 	for e < len(n) && e-k < 3 && (n[e] == '*' || n[e] == ' ' || n[e] == '_') {
 		e++
 	}
+	if e < len(n) && n[e] == '(' { // an aside before the colon
+		for c := e + 1; c < len(n) && c < e+64; c++ {
+			if n[c] == ')' {
+				e = c + 1
+				for e < len(n) && e-k < 70 && n[e] == ' ' {
+					e++
+				}
+				break
+			}
+		}
+	}
 	if e >= len(n) || n[e] != ':' {
 		return markupHit{}, false
 	}
