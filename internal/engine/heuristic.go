@@ -35,7 +35,7 @@ var (
 	// browser objects are the page the browser shows.
 	browserObjects = words("page console network request snapshot screenshot text html content dom element tab accessibility pdf frame cookie")
 	// plumbing objects carry no user data.
-	plumbingObjects = words("time timezone color colour palette sum echo tool category capability version help prompt onboarding search session searche direction elevation geocode")
+	plumbingObjects = words("time timezone color colour palette sum echo tool category capability version help prompt onboarding search session searche direction elevation geocode orientation")
 	// local objects live on the machine (or a local file store).
 	localObjects = words("file directory dir folder path note vault entity relation observation graph memory frontmatter insight memo pdf block process terminal workspace")
 	// secretObjects, created, return a secret.
@@ -67,11 +67,19 @@ var (
 	// user's own (search_google_drive).
 	searchEngines = words("engine serp google bing yahoo yandex baidu duckduckgo startpage")
 	ownServices   = words("drive doc sheet slide calendar mail gmail contact photo file event account analytics console workspace")
+	// publicData objects are public reference data, nobody's own and no
+	// one's text: weather, forecasts, geocoding, tides.
+	publicData = words("weather forecast climate geocoding geocode elevation tide pollen sunrise sunset holiday marine flood air")
+	// databaseServices hold the user's own records: a bare search there
+	// searches them, not the web.
+	databaseServices = words("elasticsearch opensearch postgres postgresql mysql mariadb mongodb mongo redis sqlite supabase bigquery " +
+		"snowflake clickhouse qdrant pinecone weaviate milvus chroma chromadb neo4j duckdb dynamodb firestore cassandra")
 	// publicServices are open forums and public archives: what they hold
 	// is strangers' text, none of it the user's.
 	publicServices = words("reddit hackernews stackoverflow stackexchange wikipedia arxiv pubmed lobsters")
 	codeHosts      = words("github gitlab gitea bitbucket codeberg forgejo")
-	browserContext = words("browser playwright puppeteer browserbase stagehand chrome chromium selenium webdriver devtools cdp")
+	browserContext = words("browser playwright puppeteer browserbase stagehand chrome chromium selenium webdriver devtools cdp " +
+		"mobile emulator simulator android ios appium")
 	// urlParams name a URL the tool contacts.
 	urlParamWords = words("url urls uri href link website site endpoint webhook callback domain")
 	// addressees name who receives something.
@@ -99,6 +107,7 @@ func anyOf(ws []string, set map[string]bool) string {
 // its server's name and package, and its parameters.
 type context struct {
 	codeHost, browser, searchProvider, local, git bool
+	database                                      bool   // the server is a database or search index of the user's
 	public                                        bool   // the server is an open forum or a public archive
 	calendar                                      bool   // the server or tool is a calendar
 	desc                                          string // the tool's description
@@ -122,6 +131,7 @@ func toolContext(def ToolDef, r reading, service map[string]bool, local bool) co
 	c.browser = anyOf(all, browserContext) != "" || browserDescription(def.Description)
 	c.searchProvider = anyOf(mapKeys(service), searchProviders) != ""
 	c.public = anyOf(mapKeys(service), publicServices) != ""
+	c.database = anyOf(mapKeys(service), databaseServices) != ""
 	c.git = slices.Contains(r.tokens, "git") && !c.codeHost
 	c.local = local
 	c.calendar = service["calendar"] || slices.Contains(r.tokens, "calendar") || mentions(def.Description, "calendar")
@@ -129,9 +139,11 @@ func toolContext(def ToolDef, r reading, service map[string]bool, local bool) co
 	return c
 }
 
-// localApps are notes apps whose servers read and write a vault of
-// files on the machine (through the app's local API or the files).
-var localApps = words("obsidian logseq")
+// localApps are apps whose servers work on this machine: notes apps
+// (a vault of files, through the app's local API or the files) and
+// container runtimes (the local daemon's containers and images; pulling
+// and pushing images still reach a registry).
+var localApps = words("obsidian logseq docker podman")
 
 // localApp reports a server of a local notes app, by its name or package.
 func localApp(server, pkg string) bool {
@@ -507,6 +519,12 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	if o := has(plumbingObjects); o != "" && len(objs) == 1 {
 		return 0, ""
 	}
+	if has(publicData) != "" && has(selfObjects) == "" {
+		return 0, "" // public reference data: weather, forecasts, geocoding
+	}
+	if c.database && (class == vSearch || class == vRead) && has(webObjects) == "" {
+		return flow.Private, "the user's own records"
+	}
 	if r.verb == "count" || head(objs) == "count" {
 		return flow.Private, "counts of the user's data" // numbers, nobody's text
 	}
@@ -642,12 +660,14 @@ func isLocalWrite(def ToolDef, r reading, c context) bool {
 		// Local git: everything but what reaches a remote.
 		return r.verb != "push" && r.verb != "clone" && r.verb != "publish"
 	}
-	remoteVerb := words("push clone publish deploy send share upload invite merge fork")
+	remoteVerb := words("push pull clone publish deploy send share upload invite merge fork login")
 	if remoteVerb[r.verb] {
 		return false
 	}
-	if c.browser && r.verb == "set" && !r.hasURL {
-		return true // the browser's own settings: user agent, viewport
+	if c.browser && words("set clear install uninstall")[r.verb] && !r.hasURL {
+		// the browser's or device's own settings and state: user agent,
+		// viewport, cookies, the apps on a phone, the browser binary
+		return true
 	}
 	closed := def.Annotations.OpenWorld != nil && !*def.Annotations.OpenWorld
 	if strings.Contains(strings.ToLower(def.Description), "sqlite") {

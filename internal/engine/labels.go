@@ -94,7 +94,7 @@ func LabelWith(p *policy.Policy, server string, def ToolDef, o LabelOptions) Too
 		reg = registryFor(def.Package)
 	}
 	// The server works on the machine: the registry says so, or it is a
-	// local notes app whose vault is files on disk.
+	// local app (a notes vault, a container runtime).
 	local := reg != nil && reg.Local || localApp(server, def.Package)
 	if l, entry := p.ToolLabels(server, def.Name); entry != nil {
 		out.Listed, decided = true, true

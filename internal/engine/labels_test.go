@@ -57,7 +57,7 @@ func TestLabelHeuristics(t *testing.T) {
 		// openWorldHint with readOnlyHint adds untrusted only to a tool the
 		// reader does not understand: vendors set it on reads of the user's
 		// own account. The reader reads a lookup as the user's data.
-		{"lookup_weather", []string{"city"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(true)}, P},
+		{"lookup_order", []string{"order_id"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(true)}, P},
 		{"frobnicate", []string{"city"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(true)}, U},
 		{"do_thing", nil, Annotations{OpenWorld: hint(true)}, S},
 		{"send_fax", []string{"number"}, Annotations{ReadOnly: hint(true), OpenWorld: hint(false), Destructive: hint(false)}, S},
@@ -218,6 +218,23 @@ func TestLabelGeneralRules(t *testing.T) {
 		// A browser action that can return the page, and a new tab at a URL.
 		{"devtools", "click", "Clicks on the provided element", []Param{str("uid", true), {Name: "includeSnapshot", Type: "boolean"}}, U | S},
 		{"devtools", "hover", "Hover over the provided element in the browser", []Param{str("uid", true), {Name: "includeSnapshot", Type: "boolean"}}, U},
+		// Public reference data is nobody's; a database's search is its records.
+		{"meteo", "weather_forecast", "Get the weather forecast for a location", []Param{str("latitude", true)}, 0},
+		{"meteo", "air_quality", "Get air quality data for a location", []Param{str("latitude", true)}, 0},
+		{"elasticsearch", "search", "Perform a search against an index", []Param{str("index", true), str("query", true)}, P},
+		// A breadcrumb description's verb starts one of its parts.
+		{"suite", "docx_v1_document_rawContent", "[Suite]-Docs-Document-Obtain the plain text content of the document", nil, P},
+		{"suite", "calendar_v4_calendar_primary", "[Suite]-Calendar-Calendar management-Query primary calendar information", nil, P},
+		// A run's details are a read, not a run.
+		{"infra", "runDetails", "Fetches the details of a workspace run", []Param{str("run_id", true)}, P},
+		// A phone is a device like a browser: its screen is what apps
+		// show, its apps and settings are local.
+		{"mobile", "mobile_take_screenshot", "Take a screenshot of the mobile device", nil, U},
+		{"mobile", "mobile_install_app", "Install an app on the device", []Param{str("path", true)}, 0},
+		{"mobile", "mobile_set_orientation", "Change the screen orientation", []Param{str("orientation", true)}, 0},
+		// Clearing values on a remote service is a write; DML too.
+		{"sheets", "sheets_clear_values", "Clear values from a range", []Param{str("spreadsheetId", true)}, S},
+		{"crm", "crm_dml_records", "Insert, update or delete records", []Param{str("operation", true)}, S},
 		// The server's own tool set, account choice and a calendar's view.
 		{"hub", "getEnabledTools", "", nil, 0},
 		{"office", "select-account", "Select the account later calls use", []Param{str("accountId", true)}, 0},
@@ -253,6 +270,9 @@ func TestLabelLocalApp(t *testing.T) {
 		{"obsidian", "obsidian-mcp-server", "obsidian_list_notes", Annotations{ReadOnly: hint(true)}, flow.Private},
 		{"obsidian", "obsidian-mcp-server", "obsidian_publish_note", Annotations{OpenWorld: hint(true)}, flow.Sink},
 		{"wiki", "wiki-mcp", "write_note", destructive, flow.Sink},
+		// A container runtime's containers are local; pulling reaches a registry.
+		{"podman", "podman-mcp-server", "container_remove", destructive, 0},
+		{"docker", "docker-mcp", "image_pull", Annotations{}, flow.Sink},
 	}
 	for _, tt := range tests {
 		got := LabelWith(pol, tt.server, ToolDef{Name: tt.name, Package: tt.pkg, Annotations: tt.ann}, LabelOptions{NoRegistry: true})

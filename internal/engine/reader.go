@@ -35,7 +35,7 @@ func init() {
 	for class, ws := range map[verbClass]string{
 		vRead: "return take capture get list query find fetch read view describe show retrieve lookup look export count check status stat stats " +
 			"download explain inspect analyze analyse summarize summarise resolve validate verify diff log logs info detail details " +
-			"preview print load cat open scan discover compare poll head tail tree blame whoami lint aggregate search_in observe generate",
+			"preview print load cat open scan discover compare poll head tail tree blame whoami lint aggregate search_in observe generate obtain",
 		vSearch: "search ask research answer",
 		vWeb:    "scrape crawl browse extract map visit",
 		vNav:    "navigate goto go",
@@ -47,7 +47,7 @@ func init() {
 			"reserve order buy purchase sign save store import sync commit checkout reset rebase stash revert tag init clone pull " +
 			"replace rerun retry restart cleanup clean purge empty invalidate confirm accept decline reject dismiss link unlink " +
 			"manage management handle configure register unregister duplicate copy batch bulk upsert increment decrement " +
-			"respond rsvp compose replay pause unpause request attach detach watch unwatch",
+			"respond rsvp compose replay pause unpause request attach detach watch unwatch clear erase wipe dml",
 		vExec:     "execute exec run eval evaluate invoke call shell interact",
 		vUI:       "click type fill select press drag drop tap submit_form dblclick act",
 		vIdle:     "hover scroll wait sleep focus",
@@ -83,8 +83,18 @@ func nounVerbAt(ws []string, i int) bool {
 	if modifierVerbs[ws[i]] && isVerb(next) {
 		return true
 	}
+	if runNouns[ws[i]] && attributeNouns[next] {
+		return true // run_details, build_logs: a run's details
+	}
 	return nounAfter[ws[i]] != "" && stem(next) == nounAfter[ws[i]]
 }
+
+// runNouns are verbs that name a thing they made (a run, a build) before
+// one of attributeNouns: runDetails, build_status, scan_results.
+var (
+	runNouns       = words("run build deploy test check scan")
+	attributeNouns = words("detail details status log logs id result results output outputs history info summary")
+)
 
 // httpMethods start names generated from OpenAPI operations
 // ("API-post-search"): the method is the verb only when no other follows.
@@ -260,7 +270,7 @@ func (r *reading) refine() {
 // nounVerb are words that are verbs only when nothing else is: "status"
 // in get_pull_request_status is an object.
 var nounVerb = words("status stat stats log logs diff info detail details tree blame head tail map order message email comment tag " +
-	"post link feedback lint scan check type end view export count config set sign store request")
+	"post link feedback lint scan check type end view export count config set sign store request archive")
 
 func allOf(ws []string, set map[string]bool) bool {
 	for _, w := range ws {
@@ -362,6 +372,26 @@ func descriptionVerb(desc string, service map[string]bool) (string, verbClass, [
 	for _, l := range descLead {
 		s = strings.TrimPrefix(s, l)
 	}
+	if v, c, objs := sentenceVerb(s, service); v != "" {
+		return v, c, objs
+	}
+	// "[Feishu/Lark]-Docs-Document-Obtain the plain text": a breadcrumb
+	// of categories, the verb in a later part.
+	if parts := strings.Split(s, "-"); len(parts) > 2 {
+		for _, p := range parts[1:min(len(parts), 8)] {
+			// a part that starts with its verb: "Calendar management" is
+			// a category, "Query primary calendar information" an action
+			if v, c, objs := sentenceVerb(p, service); v != "" && splitName(p)[0] == v {
+				return v, c, objs
+			}
+		}
+	}
+	return "", vNone, nil
+}
+
+// sentenceVerb finds a verb among the first three words of s, and the
+// object after it.
+func sentenceVerb(s string, service map[string]bool) (string, verbClass, []string) {
 	ws := splitName(s)
 	for i, w := range ws {
 		if i > 2 {
