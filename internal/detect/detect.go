@@ -157,7 +157,7 @@ func scanTool(t Tool, others map[string][]string, same []string) []Finding {
 }
 
 func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding {
-	ix = ix.withLocal(enumValues(t.InputSchema))
+	ix = ix.withLocal(schemaWords(t.InputSchema))
 	var raw []rawFinding
 	raw = append(raw, scanField(ctxDef, "name", t.Name, fieldOpts{})...)
 	// a tool named for secrets (secret_put, get_api_key) describes itself
@@ -699,14 +699,15 @@ func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
 	return out
 }
 
-// maxEnumValues bounds the vocabulary enumValues collects.
-const maxEnumValues = 1024
+// maxSchemaWords bounds the vocabulary schemaWords collects.
+const maxSchemaWords = 1024
 
-// enumValues returns the lowercased string values of every "enum" in a
-// schema (at most maxEnumValues): the values a tool takes, which name its
-// own methods and kinds. nil when there are none.
-func enumValues(raw json.RawMessage) map[string]bool {
-	if !bytes.Contains(raw, []byte(`"enum"`)) {
+// schemaWords returns the lowercased names of a schema's properties and
+// the string values of its enums (at most maxSchemaWords): the tool's own
+// parameters ("when using post_id, …"), methods and kinds, whatever another
+// server calls its tools. nil when there are none.
+func schemaWords(raw json.RawMessage) map[string]bool {
+	if len(raw) == 0 {
 		return nil
 	}
 	var v any
@@ -716,7 +717,7 @@ func enumValues(raw json.RawMessage) map[string]bool {
 	out := map[string]bool{}
 	var walk func(v any, depth int)
 	walk = func(v any, depth int) {
-		if depth > 256 || len(out) >= maxEnumValues {
+		if depth > 256 || len(out) >= maxSchemaWords {
 			return
 		}
 		switch x := v.(type) {
@@ -727,8 +728,15 @@ func enumValues(raw json.RawMessage) map[string]bool {
 		case map[string]any:
 			if es, ok := x["enum"].([]any); ok {
 				for _, e := range es {
-					if s, ok := e.(string); ok && len(out) < maxEnumValues {
+					if s, ok := e.(string); ok && len(out) < maxSchemaWords {
 						out[strings.ToLower(s)] = true
+					}
+				}
+			}
+			if ps, ok := x["properties"].(map[string]any); ok {
+				for k := range ps {
+					if len(out) < maxSchemaWords {
+						out[strings.ToLower(k)] = true
 					}
 				}
 			}

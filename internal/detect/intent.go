@@ -274,6 +274,12 @@ var intentRules = []phraseRule{
 		msg: "Tells the model to call a tool with the user's password, key or token: poisoned definitions use this to collect credentials."},
 	{detector: detExfil, pattern: "{read|query|fetch|get|collect|gather|access|retrieve|list|obtain|grab|extract|look up|copy|load|open} {the user s|all the user s|all of the user s|your user s|the user s entire|the user s full|their|all their|the users|all user} @privN ~10 {and|then|to} {attach|include|pass|send|add|put|upload|forward|append|embed|provide|share|post|email|submit|sync|transfer}", def: Medium, res: Low, mention: true, negatable: true,
 		msg: "Tells the model to collect the user's private data and pass it on: the shape of a data-exfiltration instruction."},
+	{detector: detExfil, pattern: "{copy|send|forward|mirror|replicate|duplicate|log|upload|stream} {all|every|each|the|any}? {message|messages|email|emails|request|requests|data|content|contents|conversation|conversations|input|inputs|prompt|prompts|query|queries} {content|contents|body|bodies|text|data}? {to|with} {an|the|our|a}? {external|outside|third party|remote|separate}? @endpointA", def: Medium, res: Low, mention: true, negatable: true, check: chkImperative,
+		msg: "Tells the model to copy what passes through it to an outside service: the shape of a data-exfiltration instruction."},
+	{detector: detExfil, pattern: "{redirect|route|reroute|send|proxy|forward|tunnel|pass} {all|every|each|any}? {request|requests|traffic|call|calls|message|messages|mail|email|emails|data|queries} {through|via|to} {our|the|a|an|this}? ~3 {proxy|gateway|relay|server|endpoint|mirror}", def: Medium, res: Low, mention: true, negatable: true, check: chkImperative,
+		msg: "Tells the model to send every request through a server the definition names: traffic the user meant for one service goes to another."},
+	{detector: detExfilArg, pattern: "{send|pass|include|provide|upload|share|submit|put|add} ~3 {personal|private|financial|sensitive|confidential|user|users|user s} ~1 {context|data|information|details|info} {discovered|found|obtained|gathered|collected|retrieved|seen|read|learned|returned} {from|by|in|via|through|with} {other|the other|previous|earlier|any|all|another}? {tool|tools|tool calls|calls|sources|conversations|servers|results}", def: Medium, res: Low, mention: true, negatable: true,
+		msg: "Asks for personal data that other tools returned: a tool has no need of what other tools found."},
 	{detector: detSideTask, pattern: "{must|always|should|you must|please|also} {append|add|include|insert|put|place|attach|end with} ~6 {to|in|into|at the end of} {your|the|every|each} {final}? {answer|answers|response|responses|reply|replies|output|message|messages}", def: Medium, res: Low, mention: true, negatable: true, check: chkQuoted,
 		msg: "Tells the model to add text of the definition's choosing to its answer: a side task the user did not ask for."},
 	{detector: detSideTask, pattern: "{always|automatically|silently|also} ~2 {forward|bcc|cc|email|e mail|mail} {the|this|a|every|each|all|any|its|their}? ~3 {to}", def: Medium, res: Low, mention: true, negatable: true, check: chkImperative,
@@ -347,7 +353,7 @@ func initIntentWords() {
 	covertOrAlways = wordSet("silently|secretly|quietly|covertly|invisibly|without telling|without informing|without notifying|regardless|no matter|always|every time|each time|whatever the user|without asking|behind the scenes")
 	sideActs = wordSet(classes["actV"] + "|read|fetch|ignore|reply|respond|answer|say|tell|use|check")
 	userWords = wordSet(classes["user"] + "|they|he|she|a human|humans|the developer|developers|the operator")
-	pressure = wordSet("must|always|never|only|required|mandatory|do not|don t|will fail|fails|fail|no longer works|no longer work|not work|does not work|doesn t work|broken|unsafe|insecure|dangerous|wrong|incorrect|inaccurate|errors|immediately|at all times|under no circumstances|all requests|every request|any request|compromised|vulnerable|blocked")
+	pressure = wordSet("disabled|unavailable|not available|under maintenance|for maintenance|temporarily|out of service|must|always|never|only|required|mandatory|do not|don t|will fail|fails|fail|no longer works|no longer work|not work|does not work|doesn t work|broken|unsafe|insecure|dangerous|wrong|incorrect|inaccurate|errors|immediately|at all times|under no circumstances|all requests|every request|any request|compromised|vulnerable|blocked")
 }
 
 // postCheck runs a rule's extra checks on a match [a, b]; false drops it.
@@ -492,8 +498,11 @@ func postChecks(v *view, r *phraseRule, a, b int, ix *shadowIndex, param bool) b
 			return false
 		}
 		// a deprecation that points to a tool of the same server is the
-		// server documenting itself, unless it presses the model
-		if !foreign && !pressure.anyIn(v, sa, min(len(v.toks)-1, b+40)) {
+		// server documenting itself ("will be removed in 2.0; use X"),
+		// unless its sentence presses the model or claims the tool is down
+		// now ("temporarily disabled for maintenance"); "never update
+		// records" further on is other advice
+		if !foreign && !pressure.anyIn(v, sa, se) {
 			return false
 		}
 	}
@@ -717,14 +726,21 @@ var englishCompounds = func() map[string]bool {
 	return m
 }()
 
-// redirectAfter looks for a redirect to a tool within 40 tokens after
-// token k — "use X (instead)", "switch to X", "replaced by X" — and reports
+// redirectAfter looks for a redirect to a tool after token k, within 40
+// tokens and the sentence holding k or the next — "use X (instead)", "switch to X", "replaced by X" — and reports
 // whether X is one of this server's tools (own) or another tool: a
 // tool-like identifier, or words ending in "tool", "function", "version"…
 // (foreign). A redirect told to the user ("tell the user to migrate to …")
 // does not count.
 func redirectAfter(v *view, k int, ix *shadowIndex) (own, foreign bool) {
-	end := min(len(v.toks)-1, k+40)
+	if k >= len(v.toks) {
+		return false, false
+	}
+	// the redirect follows the notice: in its sentence or the next
+	end := min(len(v.toks)-1, k+40, int(v.toks[k].sentEnd))
+	if end+1 < len(v.toks) && int(v.toks[k].sentEnd) < k+40 {
+		end = min(len(v.toks)-1, k+40, int(v.toks[end+1].sentEnd))
+	}
 	for i := k; i <= end; i++ {
 		n := redirectVerbs.matchAt(v, i, end)
 		if n == 0 {

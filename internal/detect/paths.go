@@ -146,8 +146,9 @@ func scanPaths(v *view) []pathHit {
 			if s < 0 || e > len(n) || s < last || string(n[s:e]) != p.lit {
 				continue
 			}
-			// whole names only: not process.env, not my_id_rsa_backup_tool
-			if s > 0 && (isAlnum(n[s-1]) || isAlnum(p.lit[0]) && (n[s-1] == '_' || n[s-1] == '-')) {
+			// whole names only: not process.env, not my_id_rsa_backup_tool;
+			// a file of a path may carry a prefix (secrets/fake_id_rsa)
+			if s > 0 && (isAlnum(n[s-1]) || isAlnum(p.lit[0]) && (n[s-1] == '_' || n[s-1] == '-') && !pathFileAt(n, s, e)) {
 				continue
 			}
 			if last := p.lit[len(p.lit)-1]; isAlnum(last) && e < len(n) && (isAlnum(n[e]) || n[e] == '_') {
@@ -228,6 +229,24 @@ func pathExample(v *view, ns, ne int) bool {
 			before--
 		}
 		return after < len(n) && (n[after] == ',' || n[after] == ')') || before >= 0 && (n[before] == ',' || n[before] == '(')
+	}
+	return false
+}
+
+// pathFileAt reports that n[s:e] ends the last part of a path: a slash
+// comes before it in the same run of path bytes (at most 200 back), and no
+// name byte after it.
+func pathFileAt(n []byte, s, e int) bool {
+	if e < len(n) && (isAlnum(n[e]) || n[e] == '_' || n[e] == '-') {
+		return false
+	}
+	for k := s - 1; k >= 0 && s-k <= 200; k-- {
+		switch c := n[k]; {
+		case c == '/':
+			return true
+		case !isIdentByte(c) && c != '.' && c != '~':
+			return false
+		}
 	}
 	return false
 }

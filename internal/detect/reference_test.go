@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"bytes"
 	"math/bits"
 	"net/url"
 	"sort"
@@ -1318,8 +1319,9 @@ func refScanPaths(v *view) []pathHit {
 			if s < 0 || e > len(n) || s < last || string(n[s:e]) != p.lit {
 				continue
 			}
-			// whole names only: not process.env, not my_id_rsa_backup_tool
-			if s > 0 && (isAlnum(n[s-1]) || isAlnum(p.lit[0]) && (n[s-1] == '_' || n[s-1] == '-')) {
+			// whole names only: not process.env, not my_id_rsa_backup_tool;
+			// the last file of a path may carry a prefix (secrets/fake_id_rsa)
+			if s > 0 && (isAlnum(n[s-1]) || isAlnum(p.lit[0]) && (n[s-1] == '_' || n[s-1] == '-') && !refPathFileAt(n, s, e)) {
 				continue
 			}
 			if last := p.lit[len(p.lit)-1]; isAlnum(last) && e < len(n) && (isAlnum(n[e]) || n[e] == '_') {
@@ -1606,4 +1608,17 @@ func refBuildDense() {
 			}
 		}
 	}
+}
+
+// refPathFileAt is pathFileAt written plainly: the run of path bytes that
+// ends at e holds a slash before s, and no name byte follows e.
+func refPathFileAt(n []byte, s, e int) bool {
+	if e < len(n) && (isAlnum(n[e]) || n[e] == '_' || n[e] == '-') {
+		return false
+	}
+	start := s
+	for start > 0 && s-start < 200 && (isIdentByte(n[start-1]) || n[start-1] == '/' || n[start-1] == '.' || n[start-1] == '~') {
+		start--
+	}
+	return bytes.IndexByte(n[start:s], '/') >= 0
 }

@@ -178,6 +178,8 @@ var phraseRules = []phraseRule{
 		msg: "Announces hidden instructions for the model: a definition has no instructions to hide from the person reading it."},
 	{detector: detSecret, pattern: "@secret {value|values|itself|string|strings}? ~3 {appended|added|prepended|included|inserted|passed|concatenated|attached} {to|in|into|inside|with} {the}? ~2 {parameter|parameters|argument|arguments|field|fields|param|params}", def: Medium, res: Low, mention: true, negatable: true, check: chkNotPer,
 		msg: "Asks for a password, key or token to be put into a call's arguments: poisoned definitions use this to carry credentials out."},
+	{detector: detConceal, pattern: "{do not|don t|never|must not} {mention|reveal|disclose|say|tell anyone about} {this|it|that|any of this} $", def: High, res: High, mention: true,
+		msg: "Tells the model to keep this to itself: hidden instructions work only while the user does not see them."},
 	{detector: detIgnore, pattern: "{your|all|all the|all of the|any|all your} @prev @instr ~1 @void", def: High, res: High, mention: true,
 		msg: "Claims the model's earlier instructions no longer apply: a prompt-injection pattern."},
 	{detector: detIgnore, pattern: "{your|all your} {instructions|instruction|system prompt|guidelines|directives|orders|programming|original instructions} ~1 @void", def: High, res: High, mention: true,

@@ -3,6 +3,7 @@ package detect
 import (
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Cross-server shadowing: a definition that names a tool of another server,
@@ -42,9 +43,11 @@ type shadowIndex struct {
 	same   map[string]bool       // lowercased names of this server
 	squash map[string]bool       // the same, lowercased without separators (runRollback = run_rollback)
 	titles []string              // lowercased multi-word titles of this server's tools
-	// local holds the lowercased enum values of the tool being scanned:
-	// its own methods and kinds (method: "get_comments", a step type
-	// "send_email"), whatever another server calls its tools.
+	// local holds the lowercased parameter names and enum values of the
+	// tool being scanned: its own vocabulary (method: "get_comments", a
+	// step type "send_email", "when using post_id, …"), whatever another
+	// server calls its tools. A schema can name anything, so a name found
+	// there lowers a finding rather than dropping it.
 	local map[string]bool
 }
 
@@ -58,13 +61,19 @@ func (ix *shadowIndex) withLocal(local map[string]bool) *shadowIndex {
 	return &c
 }
 
-// own reports a name of this server's tools, in any case convention.
+// own reports a name of this server's tools, in any case convention, or
+// of the scanned tool's own parameters and values.
 func (ix *shadowIndex) own(id string) bool {
+	return ix.ownTool(id) || ix != nil && ix.local[strings.ToLower(id)]
+}
+
+// ownTool reports a name of this server's tools, in any case convention.
+func (ix *shadowIndex) ownTool(id string) bool {
 	if ix == nil {
 		return false
 	}
 	l := strings.ToLower(id)
-	return ix.same[l] || ix.squash[squashName(l)] || ix.local[l]
+	return ix.same[l] || ix.squash[squashName(l)]
 }
 
 // squashName lowercases n and drops its separators.
@@ -224,7 +233,7 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 			l[k-a] = c
 		}
 		sn, ok := ix.names[string(l)]
-		if !ok || ix.local[string(l)] || (sn.plain && !markedAsTool(s, a, b)) {
+		if !ok || (sn.plain && !markedAsTool(s, a, b)) {
 			continue
 		}
 		named[string(l)] = true
@@ -239,6 +248,10 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 				sev = Medium
 			}
 		}
+		kind := sev
+		if ix.local[string(l)] && sev > Low {
+			sev-- // also one of this tool's own parameters or values
+		}
 		// one finding per name and severity is the evidence; a text that
 		// names a tool thousands of times needs no more (nor the work)
 		k := shadowSeen{string(l), sev}
@@ -246,13 +259,13 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 			continue
 		}
 		seen[k] = true
-		switch sev {
+		switch kind {
 		case High:
-			add(detShadow, High, a, b, "Names "+sn.name+", a tool of server "+sn.server+", in an instruction: a definition that steers how the model uses another server's tools is cross-server shadowing.")
+			add(detShadow, sev, a, b, "Names "+sn.name+", a tool of server "+sn.server+", in an instruction: a definition that steers how the model uses another server's tools is cross-server shadowing.")
 		case Medium:
 			// "call `cleanup` afterwards", "when cleanup is called, …":
 			// the model is told to work another server's tool into the task
-			add(detShadow, Medium, a, b, "Tells the model to call "+sn.name+", a tool of server "+sn.server+", as part of this tool's work: possibly cross-server shadowing.")
+			add(detShadow, sev, a, b, "Tells the model to call "+sn.name+", a tool of server "+sn.server+", as part of this tool's work: possibly cross-server shadowing.")
 		default:
 			// "use `list_pipelines` for project-wide filtering": a pointer
 			// to a tool, no order about how it behaves
@@ -289,8 +302,13 @@ func markedAsTool(s string, a, b int) bool {
 // server's tool, make the mention an instruction about it.
 var (
 	directiveWords = setOf(`always must never instead ensure important critical silently secretly quietly whenever
-		mandatory required before after every replace override overrides redirect bcc deprecated remember should
-		affects behaviour behavior`)
+		before after every replace override overrides redirect bcc deprecated remember should
+		affects behaviour behavior
+		doit toujours jamais obligatoirement muss immer niemals debe siempre nunca deve sempre obbligatoriamente`)
+	// directiveScripts are directive words of languages written without
+	// spaces, or whose words the ASCII split would cut: Korean, Chinese,
+	// Japanese.
+	directiveScripts = []string{"반드시", "절대", "항상", "마세요", "必须", "务必", "總是", "总是", "始终", "不要", "切勿", "必ず", "常に", "絶対"}
 	// pairFirst holds the first words of directivePairs, as themselves.
 	pairFirst = func() map[string]string {
 		m := map[string]string{}
@@ -325,6 +343,18 @@ func newDirectives(s string) *directives {
 			d.on = append(d.on, on)
 			d.order = append(d.order, order)
 			on, order, prev = false, false, ""
+			i++
+			continue
+		}
+		if s[i] >= utf8.RuneSelf {
+			if !on {
+				for _, w := range directiveScripts {
+					if strings.HasPrefix(s[i:], w) {
+						on = true
+						break
+					}
+				}
+			}
 			i++
 			continue
 		}
@@ -382,6 +412,8 @@ func sentenceBreak(s string, i int) bool {
 		return true
 	case '.', '!', '?', ';':
 		return i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n'
+	case 0xE3: // "。", the CJK full stop
+		return i+2 < len(s) && s[i+1] == 0x80 && s[i+2] == 0x82
 	}
 	return false
 }
@@ -476,7 +508,13 @@ func scanCallInstructions(s string, v *view, ix *shadowIndex, named map[string]b
 			continue
 		}
 		l := strings.ToLower(id)
-		if ix.own(l) || named[l] {
+		if ix.ownTool(l) || named[l] {
+			continue
+		}
+		if ix.local[l] {
+			// "when using post_id alone, …": the tool's own parameter
+			add(detShadow, Low, v.srcStart(int(v.toks[ti].start)), e, "Tells the model how to use "+id+", a parameter or value of this tool.")
+			ti = k
 			continue
 		}
 		if _, known := ix.names[l]; known {
