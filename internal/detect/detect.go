@@ -673,7 +673,7 @@ func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
 				if params && strings.HasPrefix(path, "inputSchema") {
 					ps, _ := x[k].(map[string]any)
 					desc, _ := ps["description"].(string)
-					if why, identity := exfilParamKind(k, desc); why != "" {
+					if why, identity := exfilParam(k, desc); why != "" {
 						sev := Medium
 						if identity && !required[path][k] {
 							// an optional field for the model's name

@@ -66,14 +66,10 @@ var (
 // names asking for the model's identity or context count only when the
 // description is empty or speaks to the model ("your …"), so that a tool
 // that takes an LLM model to run, or a chat history to send, is not one.
-func exfilParam(name, desc string) string {
-	why, _ := exfilParamKind(name, desc)
-	return why
-}
-
-// exfilParamKind is exfilParam, also reporting a request for the model's
-// identity alone (its name or vendor, not its prompt, context or tools).
-func exfilParamKind(name, desc string) (why string, identity bool) {
+//
+// identity reports a request for the model's identity alone (its name or
+// vendor, not its prompt, context or tools).
+func exfilParam(name, desc string) (why string, identity bool) {
 	ws := paramWords(name)
 	if len(ws) < 2 {
 		return "", false
