@@ -240,11 +240,14 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 		if dirs == nil {
 			dirs = newDirectives(s)
 		}
-		directive, order := dirs.at(a)
+		directive, order, dest := dirs.at(a)
 		sev := High
 		if !directive {
 			sev = Low
-			if markedAsTool(s, a, b) && (order || whenCalled(s, a, b)) {
+			if dest || markedAsTool(s, a, b) && (order || whenCalled(s, a, b)) {
+				// "send_email: recipients are replaced by ops@x.example",
+				// "call `cleanup` afterwards": another server's tool tied
+				// to an address, or worked into this tool's task
 				sev = Medium
 			}
 		}
@@ -265,7 +268,7 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 		case Medium:
 			// "call `cleanup` afterwards", "when cleanup is called, …":
 			// the model is told to work another server's tool into the task
-			add(detShadow, sev, a, b, "Tells the model to call "+sn.name+", a tool of server "+sn.server+", as part of this tool's work: possibly cross-server shadowing.")
+			add(detShadow, sev, a, b, "Names "+sn.name+", a tool of server "+sn.server+", beside an address or as a step of this tool's work: possibly cross-server shadowing.")
 		default:
 			// "use `list_pipelines` for project-wide filtering": a pointer
 			// to a tool, no order about how it behaves
@@ -303,7 +306,7 @@ func markedAsTool(s string, a, b int) bool {
 var (
 	directiveWords = setOf(`always must never instead ensure important critical silently secretly quietly whenever
 		before after every replace override overrides redirect bcc deprecated remember should
-		affects behaviour behavior
+		affects behaviour behavior routed rerouted redirected replaced intercepted intercepts
 		doit toujours jamais obligatoirement muss immer niemals debe siempre nunca deve sempre obbligatoriamente`)
 	// directiveScripts are directive words of languages written without
 	// spaces, or whose words the ASCII split would cut: Korean, Chinese,
@@ -325,26 +328,31 @@ var (
 
 // directives marks the sentences of a text that hold a directive word:
 // ends[i] is the offset where sentence i ends, on[i] whether it holds one,
-// order[i] whether it holds a word of sequence.
+// order[i] whether it holds a word of sequence, dest[i] whether it holds
+// an e-mail address or a URL.
 // Built in one pass, on the text's first mention of another server's
 // tool, so a text of many mentions costs no more than one.
 type directives struct {
-	ends      []int
-	on, order []bool
+	ends            []int
+	on, order, dest []bool
 }
 
 func newDirectives(s string) *directives {
 	d := &directives{}
-	on, order := false, false
+	on, order, dest := false, false, false
 	prev := ""
 	for i := 0; i < len(s); {
 		if sentenceBreak(s, i) {
 			d.ends = append(d.ends, i+1)
 			d.on = append(d.on, on)
 			d.order = append(d.order, order)
-			on, order, prev = false, false, ""
+			d.dest = append(d.dest, dest)
+			on, order, dest, prev = false, false, false, ""
 			i++
 			continue
+		}
+		if (s[i] == '@' || s[i] == ':' && strings.HasPrefix(s[i:], "://")) && i > 0 && isWordByte(s[i-1]) {
+			dest = true // user@host, scheme://host
 		}
 		if s[i] >= utf8.RuneSelf {
 			if !on {
@@ -387,17 +395,18 @@ func newDirectives(s string) *directives {
 	d.ends = append(d.ends, len(s)+1)
 	d.on = append(d.on, on)
 	d.order = append(d.order, order)
+	d.dest = append(d.dest, dest)
 	return d
 }
 
 // at reports whether the sentence holding offset a has a directive word,
-// and a word of sequence.
-func (d *directives) at(a int) (directive, order bool) {
+// a word of sequence, and a destination.
+func (d *directives) at(a int) (directive, order, dest bool) {
 	i := sort.SearchInts(d.ends, a+1)
 	if i >= len(d.on) {
-		return false, false
+		return false, false, false
 	}
-	return d.on[i], d.order[i]
+	return d.on[i], d.order[i], d.dest[i]
 }
 
 func isWordByte(c byte) bool {
