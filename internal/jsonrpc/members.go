@@ -421,6 +421,21 @@ func ReplaceMember(obj []byte, name string, value []byte) ([]byte, bool) {
 	return append(out, obj[end:]...), true
 }
 
+// ReplaceValue returns obj with v, a value of obj read by [Parse] or
+// [Member] (a slice of obj's bytes), replaced by value: the splice
+// [ReplaceMember] makes, without scanning obj again to find v's end. ok is
+// false when v is not a slice of obj.
+func ReplaceValue(obj, v, value []byte) ([]byte, bool) {
+	start := cap(obj) - cap(v)
+	if len(v) == 0 || start < 0 || start+len(v) > len(obj) || &obj[start] != &v[0] {
+		return obj, false
+	}
+	out := make([]byte, 0, len(obj)-len(v)+len(value))
+	out = append(out, obj[:start]...)
+	out = append(out, value...)
+	return append(out, obj[start+len(v):]...), true
+}
+
 // Member is the raw value of obj's top-level member name, or nil when it
 // has none (or is not an object).
 func Member(obj []byte, name string) []byte {

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"unicode"
@@ -47,4 +48,41 @@ func TestFoldName(t *testing.T) {
 			t.Fatalf("FoldKey(%q) == FoldKey(%q) is %v; strings.EqualFold says %v", a, b, got, want)
 		}
 	})
+}
+
+// ReplaceValue splices exactly as ReplaceMember does when v is the
+// member's value as Member or Parse read it, and refuses a v that is not
+// a slice of obj (a copy, another buffer, an empty value).
+func TestReplaceValue(t *testing.T) {
+	for _, obj := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+		`{"result":[1,2,3],"id":"x","jsonrpc":"2.0"}`,
+		`{ "id" : 7 , "result" : "a\"b" , "jsonrpc" : "2.0" }`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","description":"} \"result\": ]"}]},"x":null}`,
+	} {
+		b := []byte(obj)
+		v := Member(b, "result")
+		want, ok := ReplaceMember(b, "result", []byte(`{"new":true}`))
+		if !ok {
+			t.Fatalf("%s: ReplaceMember refused", obj)
+		}
+		got, ok := ReplaceValue(b, v, []byte(`{"new":true}`))
+		if !ok || string(got) != string(want) {
+			t.Errorf("%s: ReplaceValue = %s, %v; want %s", obj, got, ok, want)
+		}
+		if m, err := Parse(b); err != nil {
+			t.Fatal(err)
+		} else if got, ok := ReplaceValue(b, m.(*Response).Result, []byte(`0`)); !ok || !bytes.Contains(got, []byte(`"result":0`)) && !bytes.Contains(got, []byte(`"result" : 0`)) {
+			t.Errorf("%s: with Parse's span: %s, %v", obj, got, ok)
+		}
+		if _, ok := ReplaceValue(b, bytes.Clone(v), []byte(`0`)); ok {
+			t.Errorf("%s: a copy of the value was spliced", obj)
+		}
+		if _, ok := ReplaceValue(b, nil, []byte(`0`)); ok {
+			t.Errorf("%s: an empty value was spliced", obj)
+		}
+		if _, ok := ReplaceValue(b, []byte(obj)[3:5], []byte(`0`)); ok {
+			t.Errorf("%s: another buffer's bytes were spliced", obj)
+		}
+	}
 }

@@ -69,7 +69,7 @@ func (r *Relay) listKeyOf(ctx context.Context, result []byte, pol *policy.Policy
 // memoList answers a tool list from the memo when its key matches and
 // the list need not be recorded again; it records the list's audit
 // record as a full decision does.
-func (r *Relay) memoList(k listKey, at int64, line []byte) ([]byte, bool) {
+func (r *Relay) memoList(k listKey, at int64, result, line []byte) ([]byte, bool) {
 	r.mu.Lock()
 	m := r.listMemo
 	ok := k.memoable && m.key == k && !r.listDue(k, at)
@@ -78,9 +78,11 @@ func (r *Relay) memoList(k listKey, at int64, line []byte) ([]byte, bool) {
 		return nil, false
 	}
 	if m.result != nil {
-		out, ok := jsonrpc.ReplaceMember(line, "result", m.result)
+		out, ok := jsonrpc.ReplaceValue(line, result, m.result)
 		if !ok {
-			return nil, false
+			if out, ok = jsonrpc.ReplaceMember(line, "result", m.result); !ok {
+				return nil, false
+			}
 		}
 		line = out
 	}

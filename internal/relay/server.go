@@ -336,7 +336,7 @@ func startScan(p *pending) {
 func (r *Relay) onList(ctx context.Context, p *pending, result []byte, line []byte) ([]byte, bool) {
 	pol, at := r.policy.Load(), r.now()
 	key := r.listKeyOf(ctx, result, pol)
-	if out, ok := r.memoList(key, at, line); ok {
+	if out, ok := r.memoList(key, at, result, line); ok {
 		return out, true
 	}
 	tools, elems, err := engine.ReadToolList(r.opts.Server, result)
