@@ -235,6 +235,13 @@ func TestLabelGeneralRules(t *testing.T) {
 		// Clearing values on a remote service is a write; DML too.
 		{"sheets", "sheets_clear_values", "Clear values from a range", []Param{str("spreadsheetId", true)}, S},
 		{"crm", "crm_dml_records", "Insert, update or delete records", []Param{str("operation", true)}, S},
+		// Setting up, resuming and acknowledging change a remote service; a
+		// wiki's page is published, a browser's page is plumbing.
+		{"quality", "quality_setup_repository", "Use this tool to setup a repository.", []Param{str("repository", true)}, S},
+		{"billing", "subscriptions-resume", "", []Param{str("id", true)}, S},
+		{"billing", "webhooks-acknowledge-event", "", []Param{str("id", true)}, S},
+		{"wiki", "create_page", "Create a new page in a space", []Param{str("spaceKey", true), str("title", true)}, S},
+		{"browser", "browser_create_page", "", nil, 0},
 		// The server's own tool set, account choice and a calendar's view.
 		{"hub", "getEnabledTools", "", nil, 0},
 		{"office", "select-account", "Select the account later calls use", []Param{str("accountId", true)}, 0},

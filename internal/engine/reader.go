@@ -47,7 +47,8 @@ func init() {
 			"reserve order buy purchase sign save store import sync commit checkout reset rebase stash revert tag init clone pull " +
 			"replace rerun retry restart cleanup clean purge empty invalidate confirm accept decline reject dismiss link unlink " +
 			"manage management handle configure register unregister duplicate copy batch bulk upsert increment decrement " +
-			"respond rsvp compose replay pause unpause request attach detach watch unwatch clear erase wipe dml",
+			"respond rsvp compose replay pause unpause request attach detach watch unwatch clear erase wipe dml " +
+			"setup provision activate deactivate reactivate resume suspend acknowledge ack enroll onboard",
 		vExec:     "execute exec run eval evaluate invoke call shell interact",
 		vUI:       "click type fill select press drag drop tap submit_form dblclick act",
 		vIdle:     "hover scroll wait sleep focus",
@@ -249,8 +250,11 @@ func (r *reading) refine() {
 	case r.verb == "close" && len(r.objects) == 0:
 		// close with nothing named closes the server's own session.
 		r.class = vSession
-	case (r.verb == "create" || r.verb == "start" || r.verb == "open") && len(r.objects) > 0 && allOf(r.objects, sessionObjects):
-		// browserbase_session_create: the user's own session, plumbing.
+	case (r.verb == "create" || r.verb == "start" || r.verb == "open") && len(r.objects) > 0 && allOf(r.objects, sessionObjects) &&
+		!(r.verb == "create" && allOf(r.objects, words("page tab")) && anyOf(r.tokens, browserContext) == ""):
+		// browserbase_session_create: the user's own session, plumbing; a
+		// page is a browser's only in a browser (create_page in a wiki
+		// publishes one).
 		r.class = vSession
 	case r.verb == "select" && len(r.objects) > 0 && allOf(r.objects, words("account workspace board project profile organization org team tenant environment context")):
 		// select-account: which account later calls use, the server's own
