@@ -33,7 +33,7 @@ var (
 	// user's workspace, whatever they belong to (a forum's channels).
 	directoryObjects = words("channel member role team workspace guild category folder")
 	// browser objects are the page the browser shows.
-	browserObjects = words("page console network request snapshot screenshot text html content dom element tab accessibility pdf frame cookie")
+	browserObjects = words("page console network request snapshot screenshot text html content dom element tab accessibility pdf frame cookie link download")
 	// plumbing objects carry no user data.
 	plumbingObjects = words("time timezone color colour palette sum echo tool category capability version help prompt onboarding search session searche direction elevation geocode orientation")
 	// local objects live on the machine (or a local file store).
@@ -108,6 +108,8 @@ func anyOf(ws []string, set map[string]bool) string {
 type context struct {
 	codeHost, browser, searchProvider, local, git bool
 	database                                      bool   // the server is a database or search index of the user's
+	publicData                                    bool   // the server serves public reference data (weather)
+	maps                                          bool   // the server or tool is a map provider's
 	public                                        bool   // the server is an open forum or a public archive
 	calendar                                      bool   // the server or tool is a calendar
 	desc                                          string // the tool's description
@@ -132,6 +134,8 @@ func toolContext(def ToolDef, r reading, service map[string]bool, local bool) co
 	c.searchProvider = anyOf(mapKeys(service), searchProviders) != ""
 	c.public = anyOf(mapKeys(service), publicServices) != ""
 	c.database = anyOf(mapKeys(service), databaseServices) != ""
+	c.publicData = anyOf(mapKeys(service), words("weather meteo forecast")) != ""
+	c.maps = anyOf(all, words("maps map amap geo places")) != ""
 	c.git = slices.Contains(r.tokens, "git") && !c.codeHost
 	c.local = local
 	c.calendar = service["calendar"] || slices.Contains(r.tokens, "calendar") || mentions(def.Description, "calendar")
@@ -357,6 +361,8 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 			add(flow.Sink, "%s %q changes a remote service", src, verb)
 			if (r.verb == "manage" || r.verb == "management") && listMode(def) {
 				add(flow.Private, "it also lists what it manages")
+			} else if p := readOperation(def); p != "" {
+				add(flow.Private, "its %q switch also reads (%s)", p, "get, list…")
 			}
 			if (c.git || c.codeHost) && r.verb == "clone" {
 				add(flow.Untrusted, "a clone brings others' code")
@@ -465,6 +471,30 @@ func listMode(def ToolDef) bool {
 	return false
 }
 
+// readOps, first in an operation's value, make it a read.
+var readOps = words("get list show describe view search query fetch find retrieve lookup inspect info status stats")
+
+// readOperation finds an operation switch of a write tool whose values
+// include a read (operation: get, create, drop): the tool also returns
+// what it manages. It returns the switch's name, or "".
+func readOperation(def ToolDef) string {
+	for _, p := range def.params() {
+		if p.Enum == "" || anyOf(splitName(p.Name), words("operation operations action actions op mode method command")) == "" {
+			continue
+		}
+		vals := strings.Split(p.Enum, "|")
+		if slices.Contains(vals, "get") && slices.Contains(vals, "post") {
+			continue // method: GET, POST — a request's, not the tool's
+		}
+		for _, v := range vals {
+			if ws := splitName(v); len(ws) > 0 && readOps[ws[0]] {
+				return p.Name
+			}
+		}
+	}
+	return ""
+}
+
 // sentOnly reports mail the user sent: the name or the description's
 // first sentence says sent and nothing says received.
 func sentOnly(desc string, objs []string) bool {
@@ -519,8 +549,11 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	if o := has(plumbingObjects); o != "" && len(objs) == 1 {
 		return 0, ""
 	}
-	if has(publicData) != "" && has(selfObjects) == "" {
+	if (has(publicData) != "" || c.publicData) && has(selfObjects) == "" {
 		return 0, "" // public reference data: weather, forecasts, geocoding
+	}
+	if c.maps && class == vSearch {
+		return flow.Untrusted, "places from the map provider (listings businesses write)"
 	}
 	if c.database && (class == vSearch || class == vRead) && has(webObjects) == "" {
 		return flow.Private, "the user's own records"
@@ -528,7 +561,7 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	if r.verb == "count" || head(objs) == "count" {
 		return flow.Private, "counts of the user's data" // numbers, nobody's text
 	}
-	if r.verb == "generate" && has(words("image video audio speech art picture illustration logo icon")) != "" {
+	if r.verb == "generate" && has(words("image video audio speech art picture illustration logo icon diagram chart voice password passphrase uuid")) != "" {
 		return 0, "" // a new artefact from a prompt, nothing of the user's
 	}
 	if h := head(objs); (plumbingHeads[h] || anyOf(r.tokens, words("tool tools")) != "" && toolSetObjects[h]) &&

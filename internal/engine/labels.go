@@ -39,7 +39,11 @@ type Annotations struct {
 // Param is one input-schema property.
 type Param struct {
 	Name, Type, Format, Description string
-	Required                        bool
+	// Enum is the property's string enum values, lowercased and joined
+	// by "|" (at most maxEnum of them): an operation switch's values say
+	// what the tool can do (get, list, create, drop).
+	Enum     string `json:",omitempty"`
+	Required bool
 }
 
 // params returns the definition's parameters, from Schema or Params.

@@ -242,6 +242,18 @@ func TestLabelGeneralRules(t *testing.T) {
 		{"billing", "webhooks-acknowledge-event", "", []Param{str("id", true)}, S},
 		{"wiki", "create_page", "Create a new page in a space", []Param{str("spaceKey", true), str("title", true)}, S},
 		{"browser", "browser_create_page", "", nil, 0},
+		// A weather server's reads are public data; a map provider's
+		// searches are places businesses describe; closing the browser
+		// is plumbing; links on the page are the page's.
+		{"weather", "get_current_conditions", "Get current weather conditions for a location", []Param{str("location", true)}, 0},
+		{"amap", "maps_text_search", "", []Param{str("keywords", true)}, U},
+		{"browser", "browser_close", "Close the browser when the task is done", nil, 0},
+		{"browser", "browser_read_links", "Get all links on the current page", nil, U},
+		{"charts", "generate_mermaid_diagram", "", []Param{str("code", true)}, 0},
+		// An operation switch that can read makes a write private too; an
+		// HTTP method switch does not.
+		{"db", "pg_manage_indexes", "", []Param{{Name: "operation", Type: "string", Enum: "get|create|drop|reindex", Required: true}}, P | S},
+		{"api", "create_request", "", []Param{{Name: "method", Type: "string", Enum: "get|post|put|delete"}}, S},
 		// The server's own tool set, account choice and a calendar's view.
 		{"hub", "getEnabledTools", "", nil, 0},
 		{"office", "select-account", "Select the account later calls use", []Param{str("accountId", true)}, 0},

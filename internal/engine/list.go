@@ -426,14 +426,18 @@ func DefOf(t detect.Tool) ToolDef {
 	return d
 }
 
-// paramOf reads a property schema's type, format and description (the
-// first type of a union, the items' type for none).
+// maxEnum bounds the enum values a Param keeps.
+const maxEnum = 32
+
+// paramOf reads a property schema's type, format, description and string
+// enum values (the first type of a union, the items' type for none).
 func paramOf(name string, v []byte) Param {
 	p := Param{Name: name}
 	var s struct {
 		Type        json.RawMessage `json:"type"`
 		Format      string          `json:"format"`
 		Description string          `json:"description"`
+		Enum        []any           `json:"enum"`
 		AnyOf       []struct {
 			Type   json.RawMessage `json:"type"`
 			Format string          `json:"format"`
@@ -458,6 +462,13 @@ func paramOf(name string, v []byte) Param {
 		return ""
 	}
 	p.Type, p.Format, p.Description = typ(s.Type), s.Format, s.Description
+	var enum []string
+	for _, e := range s.Enum {
+		if v, ok := e.(string); ok && len(enum) < maxEnum {
+			enum = append(enum, strings.ToLower(v))
+		}
+	}
+	p.Enum = strings.Join(enum, "|")
 	for _, a := range s.AnyOf {
 		if p.Type == "" {
 			if t := typ(a.Type); t != "null" {

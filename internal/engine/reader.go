@@ -242,7 +242,8 @@ func (r *reading) refine() {
 		r.class = vSession
 	case r.verb == "interact" && !has(execObjects):
 		r.class = vUI
-	case (r.verb == "close" || r.verb == "open" && has(words("browser tab")) || r.verb == "launch") && has(sessionObjects):
+	case (r.verb == "close" || r.verb == "open" && has(words("browser tab")) || r.verb == "launch") &&
+		(has(sessionObjects) || r.verb == "close" && anyOf(r.tokens, words("browser session tab")) != ""):
 		r.class = vSession
 	case len(r.words) > 1 && r.class != vSession && words("stop end close")[r.words[len(r.words)-1]]:
 		// firecrawl_interact_stop: ends what the verb started.
