@@ -20,14 +20,14 @@
 // with its whole catalogue, and the other benign servers stand as other
 // servers, as if a user ran them all: those of its own split and of the
 // splits gathered before it (dev and heldout were gathered together, heldout2
-// after them, heldout3 after heldout2), so that adding a later split leaves
-// the earlier splits' numbers as they were.
+// after them, heldout3 after heldout2, heldout4 after heldout3), so that
+// adding a later split leaves the earlier splits' numbers as they were.
 //
 // The program prints recall per attack class and per origin (poc,
 // benchmark) and the false-positive rate per server, for the dev split, the
-// heldout split, the heldout2 and heldout3 splits (each gathered later from
-// other sources, never tuned on) and all of them, then the misses and the
-// false positives.
+// heldout split, the heldout2, heldout3 and heldout4 splits (each gathered
+// later from other sources; heldout4 never tuned on) and all of them, then the
+// misses and the false positives.
 package main
 
 import (
@@ -113,7 +113,7 @@ func (r *Rate) add(caught bool) {
 	r.Rate = float64(r.Caught) / float64(r.Total)
 }
 
-// Half is the numbers of one split (dev, heldout, heldout2, heldout3 or all).
+// Half is the numbers of one split (dev, heldout, heldout2, heldout3, heldout4 or all).
 type Half struct {
 	Recall         Rate            `json:"recall"`
 	RecallByClass  map[string]Rate `json:"recall_by_class"`
@@ -158,14 +158,14 @@ const (
 // positives and precision, held-out first.
 func readmeBlock(rep *Report) string {
 	var b strings.Builder
-	splits := []struct{ key, name string }{{"heldout", "held-out"}, {"heldout2", "held-out 2"}, {"heldout3", "held-out 3"}, {"dev", "dev"}, {"all", "all"}}
+	splits := []struct{ key, name string }{{"heldout", "held-out"}, {"heldout2", "held-out 2"}, {"heldout3", "held-out 3"}, {"heldout4", "held-out 4"}, {"dev", "dev"}, {"all", "all"}}
 	rate := func(r Rate) string {
 		if r.Total == 0 {
 			return "–"
 		}
 		return fmt.Sprintf("%s (%d/%d)", mdblock.Pct(r.Rate), r.Caught, r.Total)
 	}
-	b.WriteString("| | held-out (never tuned on) | held-out 2 (never tuned on) | held-out 3 (never tuned on) | dev (tuned on) | all |\n|---|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| | held-out (its misses studied) | held-out 2 (false positives and misses studied) | held-out 3 (false positives and misses studied) | held-out 4 (never tuned on) | dev (tuned on) | all |\n|---|--:|--:|--:|--:|--:|--:|\n")
 	row := func(name string, get func(*Half) Rate) {
 		fmt.Fprintf(&b, "| %s", name)
 		for _, sp := range splits {
@@ -187,7 +187,7 @@ func readmeBlock(rep *Report) string {
 			b.WriteString(" | –")
 		}
 	}
-	b.WriteString(" |\n\n| class | recall, held-out | recall, held-out 2 | recall, held-out 3 | recall, dev |\n|---|--:|--:|--:|--:|\n")
+	b.WriteString(" |\n\n| class | recall, held-out | recall, held-out 2 | recall, held-out 3 | recall, held-out 4 | recall, dev |\n|---|--:|--:|--:|--:|--:|\n")
 	classes := map[string]bool{}
 	for _, sp := range splits {
 		for c := range rep.Halves[sp.key].RecallByClass {
@@ -195,7 +195,7 @@ func readmeBlock(rep *Report) string {
 		}
 	}
 	for _, c := range slices.Sorted(maps.Keys(classes)) {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c, rate(rep.Halves["heldout"].RecallByClass[c]), rate(rep.Halves["heldout2"].RecallByClass[c]), rate(rep.Halves["heldout3"].RecallByClass[c]), rate(rep.Halves["dev"].RecallByClass[c]))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", c, rate(rep.Halves["heldout"].RecallByClass[c]), rate(rep.Halves["heldout2"].RecallByClass[c]), rate(rep.Halves["heldout3"].RecallByClass[c]), rate(rep.Halves["heldout4"].RecallByClass[c]), rate(rep.Halves["dev"].RecallByClass[c]))
 	}
 	b.WriteString("\nCommand: `go run ./bench/poisoning --readme README.md` (`--list -1` prints every miss and false positive).\n")
 	return b.String()
@@ -301,12 +301,13 @@ func judgePoisoned(ctx context.Context, pol *policy.Policy, p Poisoned) Verdict 
 
 // splitNames are the splits in the order they were gathered; "all" is
 // every item.
-var splitNames = []string{"dev", "heldout", "heldout2", "heldout3"}
+var splitNames = []string{"dev", "heldout", "heldout2", "heldout3", "heldout4"}
 
 // gathered is when a split was gathered: dev and heldout together, heldout2
-// later, heldout3 after heldout2. A benign server sees as other servers those
-// of its own split and of the splits gathered before it.
-var gathered = map[string]int{"dev": 0, "heldout": 0, "heldout2": 1, "heldout3": 2}
+// later, heldout3 after heldout2, heldout4 after heldout3. A benign server
+// sees as other servers those of its own split and of the splits gathered
+// before it.
+var gathered = map[string]int{"dev": 0, "heldout": 0, "heldout2": 1, "heldout3": 2, "heldout4": 3}
 
 func generation(split string) int {
 	if g, ok := gathered[split]; ok {
