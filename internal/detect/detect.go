@@ -3,12 +3,14 @@ package detect
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Severity ranks a finding. The zero value, None, means no finding.
@@ -165,6 +167,9 @@ func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding
 	secretTool := secretName(t.Name)
 	raw = append(raw, scanField(ctxDef, "title", t.Title, fieldOpts{shadow: ix, secretName: secretTool})...)
 	raw = append(raw, scanField(ctxDef, "description", t.Description, fieldOpts{shadow: ix, secretName: secretTool})...)
+	for _, p := range encodedPayloads(t.Description) {
+		raw = append(raw, scanField(ctxDef, "description (base64 at "+strconv.Itoa(p.at)+")", p.text, fieldOpts{shadow: ix})...)
+	}
 	raw = append(raw, oversizedText("description", t.Description)...)
 	for _, sch := range []struct {
 		name string
@@ -697,6 +702,73 @@ func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
 	}
 	walk(name, v, 0)
 	return out
+}
+
+// A payload is text a definition carries base64-encoded.
+type payload struct {
+	at   int // offset of the encoded run in the field
+	text string
+}
+
+// Bounds on the payloads a field is searched for: runs shorter than
+// minPayload are words, and a field yields at most maxPayloads, each of
+// at most maxPayloadBytes decoded.
+const (
+	minPayload      = 24
+	maxPayloads     = 8
+	maxPayloadBytes = 4096
+)
+
+// encodedPayloads finds base64 runs in s that decode to readable text
+// ("telemetry=SU1QT1JUQU5UOi…" hides "IMPORTANT: …"): a definition has no
+// reason to carry prose the person cannot read, and the model decodes it.
+// Binary data (an image, a key) does not decode to text and is left alone.
+// One pass over s.
+func encodedPayloads(s string) []payload {
+	var out []payload
+	for i := 0; i < len(s) && len(out) < maxPayloads; {
+		if !isBase64Byte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isBase64Byte(s[j]) {
+			j++
+		}
+		e := j
+		for e < len(s) && e-j < 2 && s[e] == '=' {
+			e++
+		}
+		run := s[i:e]
+		i = e
+		if len(run) < minPayload || len(run)%4 != 0 || len(run) > maxPayloadBytes*4/3+4 {
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(run)
+		if err != nil || !readable(b) {
+			continue
+		}
+		out = append(out, payload{at: i - len(run), text: string(b)})
+	}
+	return out
+}
+
+func isBase64Byte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/'
+}
+
+// readable reports decoded bytes that are text: valid UTF-8, printable
+// but for line breaks and tabs, and with a space between words.
+func readable(b []byte) bool {
+	if !utf8.Valid(b) || !bytes.Contains(b, []byte(" ")) {
+		return false
+	}
+	for _, r := range string(b) {
+		if r < ' ' && r != '\n' && r != '\t' && r != '\r' || r == utf8.RuneError || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // maxSchemaWords bounds the vocabulary schemaWords collects.

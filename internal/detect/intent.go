@@ -60,6 +60,7 @@ const (
 	chkEndNotIdent                      // the last word of the match is a word, not part of an identifier ("search" in search_issues)
 	chkActBefore                        // an action verb opens a clause within 8 tokens before the match ("star the repo after every call"); the finding starts there
 	chkNotLabel                         // skip when a colon follows the match: a label ("First call: `path: …`"), not an order
+	chkNotAPI                           // skip when what is called first is an interface or API of the service ("first call the [upload] interface")
 )
 
 var intentClasses = map[string]string{
@@ -318,6 +319,7 @@ var intentRules = []phraseRule{
 // word sets of the checks (compiled in initIntentWords)
 var (
 	modalSet, pressure, covertOrAlways *step // directive words; words that press; "silently", "always"
+	apiWords                           *step // an interface or API of the service
 	redirectVerbs, callVerbs, toolNoun *step // "use X instead"; verbs of calling; "tool", "function"…
 	articles, selfObj, selfRefs        *step // words before a call's object; "this", "it"; "this tool"
 	userAdvice, userWords, canWords    *step // "tell the user to"; the user as subject; "can", "may"
@@ -353,6 +355,7 @@ func initIntentWords() {
 	covertOrAlways = wordSet("silently|secretly|quietly|covertly|invisibly|without telling|without informing|without notifying|regardless|no matter|always|every time|each time|whatever the user|without asking|behind the scenes")
 	sideActs = wordSet(classes["actV"] + "|read|fetch|ignore|reply|respond|answer|say|tell|use|check")
 	userWords = wordSet(classes["user"] + "|they|he|she|a human|humans|the developer|developers|the operator")
+	apiWords = wordSet("interface|interfaces|api|apis|endpoint|endpoints")
 	pressure = wordSet("disabled|unavailable|not available|under maintenance|for maintenance|temporarily|out of service|must|always|never|only|required|mandatory|do not|don t|will fail|fails|fail|no longer works|no longer work|not work|does not work|doesn t work|broken|unsafe|insecure|dangerous|wrong|incorrect|inaccurate|errors|immediately|at all times|under no circumstances|all requests|every request|any request|compromised|vulnerable|blocked")
 }
 
@@ -377,6 +380,9 @@ func postChecks(v *view, r *phraseRule, a, b int, ix *shadowIndex, param bool) b
 		return false
 	}
 	if c&chkNotLabel != 0 && colonAfter(v, b) {
+		return false
+	}
+	if c&chkNotAPI != 0 && apiWords.anyIn(v, b+1, min(se, b+8)) && !destWithin(v, b+1, se) {
 		return false
 	}
 	if c&chkNotPer != 0 {

@@ -513,7 +513,7 @@ func scanCallInstructions(s string, v *view, ix *shadowIndex, named map[string]b
 			e--
 		}
 		id := s[src:e]
-		if len(id) < 4 || isPlainWord(id) {
+		if len(id) < 4 || isPlainWord(id) || dataIdentifier(id) {
 			continue
 		}
 		l := strings.ToLower(id)
@@ -546,3 +546,16 @@ func scanCallInstructions(s string, v *view, ix *shadowIndex, named map[string]b
 		ti = k
 	}
 }
+
+// dataIdentifier reports an identifier that names a value, not a tool:
+// its last word is a credential, an id, a path or a kind
+// (tenant_access_token, user_id, file_path).
+func dataIdentifier(id string) bool {
+	i := strings.LastIndexAny(id, "_-.")
+	if i < 0 || i == len(id)-1 {
+		return false
+	}
+	return dataWords[strings.ToLower(id[i+1:])]
+}
+
+var dataWords = setOf(`token tokens key keys secret id ids url uri path paths name names type types mode format version`)

@@ -136,6 +136,10 @@ func scanUnicode(s string, ctx ctxKind, add adder) {
 				add(detInvisible, sevFor(ctx, High, Medium), i, j, "A run of zero-width characters: invisible to the user, they can encode hidden data.")
 			case isLetterRune(prev) && isLetterRune(next):
 				add(detInvisible, sevFor(ctx, High, Medium), i, j, "A zero-width character inside a word: it hides the word from filters while the model still reads it.")
+			case n <= 3 && onlyRune(s[i:j], 0x200B):
+				// a few zero-width spaces between words or marks: copied
+				// from a rich-text editor, too few to carry anything
+				add(detInvisible, Low, i, j, "Zero-width spaces: invisible to the user.")
 			default:
 				add(detInvisible, sevFor(ctx, Medium, Low), i, j, "A zero-width character: invisible to the user.")
 			}
@@ -338,4 +342,14 @@ func vsRun(s string, i int) (end, n int) {
 		end += sz
 	}
 	return end, n
+}
+
+// onlyRune reports whether s holds only the rune r.
+func onlyRune(s string, r rune) bool {
+	for _, c := range s {
+		if c != r {
+			return false
+		}
+	}
+	return s != ""
 }
