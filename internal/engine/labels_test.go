@@ -270,33 +270,3 @@ func TestLabelGeneralRules(t *testing.T) {
 		}
 	}
 }
-
-// A notes app's server works on a vault of local files: its destructive
-// hints are about the machine, and a write to a note sends nothing
-// anywhere; an open-world hint still adds a sink, and any other server's
-// destructive write stays one.
-func TestLabelLocalApp(t *testing.T) {
-	pol := mustPolicy(t, "version: 1\n")
-	destructive := Annotations{Destructive: hint(true)}
-	tests := []struct {
-		server, pkg, name string
-		ann               Annotations
-		want              flow.Labels
-	}{
-		{"obsidian", "obsidian-mcp-server", "obsidian_write_note", destructive, 0},
-		{"vault", "mcp-obsidian", "delete_note", destructive, 0},
-		{"notes", "@acme/logseq-mcp", "append_to_page", destructive, 0},
-		{"obsidian", "obsidian-mcp-server", "obsidian_list_notes", Annotations{ReadOnly: hint(true)}, flow.Private},
-		{"obsidian", "obsidian-mcp-server", "obsidian_publish_note", Annotations{OpenWorld: hint(true)}, flow.Sink},
-		{"wiki", "wiki-mcp", "write_note", destructive, flow.Sink},
-		// A container runtime's containers are local; pulling reaches a registry.
-		{"podman", "podman-mcp-server", "container_remove", destructive, 0},
-		{"docker", "docker-mcp", "image_pull", Annotations{}, flow.Sink},
-	}
-	for _, tt := range tests {
-		got := LabelWith(pol, tt.server, ToolDef{Name: tt.name, Package: tt.pkg, Annotations: tt.ann}, LabelOptions{NoRegistry: true})
-		if got.Labels != tt.want {
-			t.Errorf("%s %s/%s: labels %s, want %s (why %q)", tt.pkg, tt.server, tt.name, got.Labels, tt.want, got.Why)
-		}
-	}
-}

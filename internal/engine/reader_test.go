@@ -106,6 +106,7 @@ func TestParamMeaning(t *testing.T) {
 
 func TestLocalWrites(t *testing.T) {
 	closed := Annotations{Destructive: hint(true), OpenWorld: hint(false)}
+	destructive := Annotations{Destructive: hint(true)}
 	tests := []struct {
 		server, pkg, name string
 		ann               Annotations
@@ -125,6 +126,18 @@ func TestLocalWrites(t *testing.T) {
 		{"x", "", "write_file", Annotations{}, flow.Sink},
 		// ...unless the registry knows the server is local.
 		{"fs", "@modelcontextprotocol/server-filesystem", "write_something_new", Annotations{}, 0},
+		// A notes app's server works on a vault of local files: its
+		// destructive hints are about the machine; an open-world hint and
+		// another server's destructive write still add a sink.
+		{"obsidian", "obsidian-mcp-server", "obsidian_write_note", destructive, 0},
+		{"vault", "mcp-obsidian", "delete_note", destructive, 0},
+		{"notes", "@acme/logseq-mcp", "append_to_page", destructive, 0},
+		{"obsidian", "obsidian-mcp-server", "obsidian_list_notes", Annotations{ReadOnly: hint(true)}, flow.Private},
+		{"obsidian", "obsidian-mcp-server", "obsidian_publish_note", Annotations{OpenWorld: hint(true)}, flow.Sink},
+		{"wiki", "wiki-mcp", "write_note", destructive, flow.Sink},
+		// A container runtime's containers are local; pulling reaches a registry.
+		{"podman", "podman-mcp-server", "container_remove", destructive, 0},
+		{"docker", "docker-mcp", "image_pull", Annotations{}, flow.Sink},
 	}
 	pol := mustPolicy(t, "version: 1\n")
 	for _, tt := range tests {
