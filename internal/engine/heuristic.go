@@ -54,8 +54,8 @@ var (
 	// toolSetObjects, as the head of a name with "tools" in it, are about
 	// the server's own tools (getEnabledTools, discover_tool_categories).
 	toolSetObjects = words("enabled available active disabled installed category set group catalog list")
-	// healthObjects are all a tool reporting the server's own health or
-	// connection names.
+	// healthObjects are the only objects a tool about the server's own
+	// health or connection names.
 	healthObjects = words("health healthy heartbeat uptime liveness readiness connection status detailed metadata performance server ping")
 	// sessionObjects are started and stopped as plumbing.
 	sessionObjects = words("session search recording tracing trace video connection server browser page tab job highlight process")
@@ -149,7 +149,7 @@ func toolContext(def ToolDef, r reading, service map[string]bool, local bool) co
 // and pushing images still reach a registry).
 var localApps = words("obsidian logseq docker podman")
 
-// localApp reports a server of a local notes app, by its name or package.
+// localApp reports a server of a local app, by its name or package.
 func localApp(server, pkg string) bool {
 	return anyOf(mapKeys(serviceWords(server, pkg)), localApps) != ""
 }
@@ -362,7 +362,7 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 			if (r.verb == "manage" || r.verb == "management") && listMode(def) {
 				add(flow.Private, "it also lists what it manages")
 			} else if p := readOperation(def); p != "" {
-				add(flow.Private, "its %q switch also reads (%s)", p, "get, list…")
+				add(flow.Private, "its %q switch can also read what it manages", p)
 			}
 			if (c.git || c.codeHost) && r.verb == "clone" {
 				add(flow.Untrusted, "a clone brings others' code")
@@ -403,7 +403,9 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 			}
 		}
 	}
-	if c.public && l&(flow.Private|flow.Untrusted) != 0 {
+	if c.public && l&(flow.Private|flow.Untrusted) != 0 && anyOf(r.objects, words("dm message inbox chat mail email me self saved")) == "" {
+		// an open forum's posts and profiles; the user's own messages
+		// there stay private
 		l = l&^flow.Private | flow.Untrusted
 		why = append(why, "what an open forum holds is strangers' text, not the user's")
 	}

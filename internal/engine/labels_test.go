@@ -212,6 +212,7 @@ func TestLabelGeneralRules(t *testing.T) {
 		// text; a description's object ends where a preposition starts.
 		{"rentals", "rentals_search", "Search for rental listings with various filters and pagination", []Param{str("location", true)}, U},
 		{"reddit", "get_post_details", "Fetch a Reddit post with its comments.", []Param{str("post_id", true)}, U},
+		{"reddit", "get_inbox_messages", "", nil, P | U},
 		{"tracker", "epics-search", "", []Param{str("query", true)}, P | U},
 		// The server's own health, whatever the verb.
 		{"crm", "aaa-health-check", "Run a health check of the server", nil, 0},
