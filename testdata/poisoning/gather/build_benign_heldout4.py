@@ -1,6 +1,6 @@
 """Append the heldout4 benign servers to testdata/poisoning/benign.jsonl and benign_servers.json.
 
-The record of how the fourth held-out benign split was built (2026-12-04),
+The record of how the fourth held-out benign split was built (2026-12-03),
 the way build_benign_heldout3.py built the third. Nothing was started for it:
 every definition comes from the catalogues of testdata/catalogues whose server
 is in the `heldout4` group of testdata/catalogues/labels.json (15 servers,

@@ -1,6 +1,6 @@
 """Build the heldout4 items of testdata/poisoning/poisoned.jsonl from the mirrored sources.
 
-The record of how the fourth held-out split was gathered (2026-12-04). Like
+The record of how the fourth held-out split was gathered (2026-12-03). Like
 build_heldout3.py (whose helpers it carries over: pyextract.py's FastMCP
 schemas, the AST reading of module constants, node for JavaScript/TypeScript
 literals) it reads the sources and never runs them.
