@@ -69,7 +69,8 @@ var (
 	ownServices   = words("drive doc sheet slide calendar mail gmail contact photo file event account analytics console workspace")
 	// publicData objects are public reference data, nobody's own and no
 	// one's text: weather, forecasts, geocoding, tides.
-	publicData = words("weather forecast climate geocoding geocode elevation tide pollen sunrise sunset holiday marine flood air")
+	publicData = words("weather forecast climate geocoding geocode elevation tide pollen sunrise sunset holiday marine flood air " +
+		"ticker orderbook ohlcv candle candlestick")
 	// databaseServices hold the user's own records: a bare search there
 	// searches them, not the web.
 	databaseServices = words("elasticsearch opensearch postgres postgresql mysql mariadb mongodb mongo redis sqlite supabase bigquery " +
@@ -563,7 +564,8 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	if r.verb == "count" || head(objs) == "count" {
 		return flow.Private, "counts of the user's data" // numbers, nobody's text
 	}
-	if r.verb == "generate" && has(words("image video audio speech art picture illustration logo icon diagram chart voice password passphrase uuid")) != "" {
+	if r.verb == "generate" && has(words("image video audio speech art picture illustration logo icon diagram chart voice password passphrase uuid")) != "" ||
+		words("generate explain translate convert")[r.verb] && has(words("natural")) != "" && has(words("language")) != "" {
 		return 0, "" // a new artefact from a prompt, nothing of the user's
 	}
 	if h := head(objs); (plumbingHeads[h] || anyOf(r.tokens, words("tool tools")) != "" && toolSetObjects[h]) &&
@@ -581,6 +583,10 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	}
 	if o := has(metaObjects); o != "" {
 		return flow.Private, fmt.Sprintf("the user's own %s data", o)
+	}
+	if h := head(objs); h == "account" || h == "rule" {
+		// get_mail_account, list_mail_rules: settings, not the mail
+		return flow.Private, fmt.Sprintf("the user's own %ss", h)
 	}
 	if h := head(objs); directoryObjects[h] && !c.codeHost && len(objs) > 1 {
 		return flow.Private, fmt.Sprintf("a directory of the user's %ss", h)
@@ -699,10 +705,14 @@ func isLocalWrite(def ToolDef, r reading, c context) bool {
 	if remoteVerb[r.verb] {
 		return false
 	}
-	if c.browser && words("set clear install uninstall")[r.verb] && !r.hasURL {
+	if c.browser && !r.hasURL && (words("set clear install uninstall")[r.verb] ||
+		words("add delete remove")[r.verb] && len(r.objects) > 0 && allOf(r.objects, words("cookie storage header viewport geolocation permission"))) {
 		// the browser's or device's own settings and state: user agent,
 		// viewport, cookies, the apps on a phone, the browser binary
 		return true
+	}
+	if words("clear flush reset purge")[r.verb] && len(r.objects) > 0 && allOf(r.objects, words("cache exchange log")) {
+		return true // the server's own cache
 	}
 	closed := def.Annotations.OpenWorld != nil && !*def.Annotations.OpenWorld
 	if strings.Contains(strings.ToLower(def.Description), "sqlite") {

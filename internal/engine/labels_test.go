@@ -255,6 +255,18 @@ func TestLabelGeneralRules(t *testing.T) {
 		// HTTP method switch does not.
 		{"db", "pg_manage_indexes", "", []Param{{Name: "operation", Type: "string", Enum: "get|create|drop|reindex", Required: true}}, P | S},
 		{"api", "create_request", "", []Param{{Name: "method", Type: "string", Enum: "get|post|put|delete"}}, S},
+		// Market data is public; a server's own cache and a browser's
+		// cookies are local; mail accounts and rules are settings, their
+		// messages still others'; Auth's get is a get; SQL from natural
+		// language is computed.
+		{"ccxt", "get-orderbook", "", []Param{str("symbol", true)}, 0},
+		{"ccxt", "clear-cache", "", nil, 0},
+		{"hosting", "flush-cdn-cache", "", []Param{str("endpoint_id", true)}, S},
+		{"selenium", "add_cookie", "", []Param{str("name", true)}, 0},
+		{"docs", "list_mail_rules", "", nil, P},
+		{"mail", "get_account_messages", "", nil, P | U},
+		{"firebase", "auth_get_user", "", []Param{str("uid", true)}, P},
+		{"apm", "generate_dql_from_natural_language", "", []Param{str("text", true)}, 0},
 		// The server's own tool set, account choice and a calendar's view.
 		{"hub", "getEnabledTools", "", nil, 0},
 		{"office", "select-account", "Select the account later calls use", []Param{str("accountId", true)}, 0},

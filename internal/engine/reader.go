@@ -48,7 +48,7 @@ func init() {
 			"replace rerun retry restart cleanup clean purge empty invalidate confirm accept decline reject dismiss link unlink " +
 			"manage management handle configure register unregister duplicate copy batch bulk upsert increment decrement " +
 			"respond rsvp compose replay pause unpause request attach detach watch unwatch clear erase wipe dml " +
-			"setup provision activate deactivate reactivate resume suspend acknowledge ack enroll onboard",
+			"setup provision activate deactivate reactivate resume suspend acknowledge ack enroll onboard flush",
 		vExec:     "execute exec run eval evaluate invoke call shell interact",
 		vUI:       "click type fill select press drag drop tap submit_form dblclick act",
 		vIdle:     "hover scroll wait sleep focus",
@@ -65,6 +65,10 @@ func init() {
 var agentNouns = map[string]string{"reader": "read", "writer": "write", "fetcher": "fetch", "getter": "get", "updater": "update",
 	"creator": "create", "sender": "send", "deleter": "delete", "uploader": "upload", "downloader": "download",
 	"searcher": "search", "lister": "list", "crawler": "crawl", "scraper": "scrape"}
+
+// sessionPrefix are session verbs that name a product area when another
+// verb follows them (auth_get_user, auth_delete_user).
+var sessionPrefix = words("auth login")
 
 // modifierVerbs qualify the verb after them: batch_read_objects reads,
 // bulk_update_issues writes. Alone they are the verb.
@@ -133,7 +137,8 @@ func readDef(def ToolDef, service map[string]bool) reading {
 			ws = ws[1:]
 			continue
 		}
-		if !isVerb(w) {
+		if !isVerb(w) || sessionPrefix[w] {
+			// kubectl_get, browser_click; auth_get_user is Auth's get
 			if isVerb(ws[1]) && !nounVerb[ws[1]] {
 				dropped = append(dropped, stem(w))
 				ws = ws[1:]
