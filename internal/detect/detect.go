@@ -159,7 +159,11 @@ func scanTool(t Tool, others map[string][]string, same []string) []Finding {
 }
 
 func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding {
-	ix = ix.withLocal(schemaWords(t.InputSchema))
+	// each schema is decoded once: the input schema's words are the
+	// tool's own vocabulary for every field's shadowing scan
+	schemas := [...]jsonField{decodeField("inputSchema", t.InputSchema), decodeField("outputSchema", t.OutputSchema),
+		decodeField("annotations", t.Annotations)}
+	ix = ix.withLocal(schemaWords(schemas[0].v))
 	var raw []rawFinding
 	raw = append(raw, scanField(ctxDef, "name", t.Name, fieldOpts{})...)
 	// a tool named for secrets (secret_put, get_api_key) describes itself
@@ -171,11 +175,8 @@ func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding
 		raw = append(raw, scanField(ctxDef, "description (base64 at "+strconv.Itoa(p.at)+")", p.text, fieldOpts{shadow: ix})...)
 	}
 	raw = append(raw, oversizedText("description", t.Description)...)
-	for _, sch := range []struct {
-		name string
-		raw  json.RawMessage
-	}{{"inputSchema", t.InputSchema}, {"outputSchema", t.OutputSchema}, {"annotations", t.Annotations}} {
-		raw = append(raw, scanJSON(sch.name, sch.raw, ix)...)
+	for _, sch := range schemas {
+		raw = append(raw, scanJSON(sch, ix)...)
 		if sch.name != "annotations" {
 			raw = append(raw, oversizedSchema(sch.name, sch.raw)...)
 		}
@@ -629,19 +630,38 @@ func oversizedSchema(field string, raw json.RawMessage) []rawFinding {
 		Message:  "The schema is " + strconv.Itoa(n/1024) + " KB: far larger than any tool needs, large enough to bury instructions the user will never read."}}}
 }
 
-// scanJSON walks a JSON value and scans every object key and string value
-// as a field of its own. Invalid JSON is scanned as one text.
-func scanJSON(name string, raw json.RawMessage, ix *shadowIndex) []rawFinding {
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil
+// A jsonField is a definition's JSON member, decoded once.
+type jsonField struct {
+	name  string
+	raw   json.RawMessage
+	v     any   // the value, numbers as written
+	err   error // raw is not JSON
+	empty bool  // absent or null
+}
+
+func decodeField(name string, raw json.RawMessage) jsonField {
+	f := jsonField{name: name, raw: raw}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		f.empty = true
+		return f
 	}
-	var out []rawFinding
-	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return scanField(ctxDef, name, string(raw), fieldOpts{shadow: ix})
+	f.err = dec.Decode(&f.v)
+	return f
+}
+
+// scanJSON walks a JSON value and scans every object key and string value
+// as a field of its own. Invalid JSON is scanned as one text.
+func scanJSON(f jsonField, ix *shadowIndex) []rawFinding {
+	name, v := f.name, f.v
+	switch {
+	case f.empty:
+		return nil
+	case f.err != nil:
+		return scanField(ctxDef, name, string(f.raw), fieldOpts{shadow: ix})
 	}
+	var out []rawFinding
 	// required names each properties object's required members, by the
 	// path of the properties object
 	required := map[string]map[string]bool{}
@@ -778,12 +798,8 @@ const maxSchemaWords = 1024
 // the string values of its enums (at most maxSchemaWords): the tool's own
 // parameters ("when using post_id, …"), methods and kinds, whatever another
 // server calls its tools. nil when there are none.
-func schemaWords(raw json.RawMessage) map[string]bool {
-	if len(raw) == 0 {
-		return nil
-	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
+func schemaWords(v any) map[string]bool {
+	if v == nil {
 		return nil
 	}
 	out := map[string]bool{}

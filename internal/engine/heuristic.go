@@ -119,7 +119,7 @@ type context struct {
 func toolContext(def ToolDef, r reading, service map[string]bool, local bool) context {
 	var c context
 	all := append(slices.Clone(r.tokens), mapKeys(service)...)
-	c.codeHost = anyOf(mapKeys(service), codeHosts) != ""
+	c.codeHost = anyKey(service, codeHosts)
 	if hasParam(def, "owner") && hasParam(def, "repo") {
 		c.codeHost = true
 	}
@@ -132,10 +132,10 @@ func toolContext(def ToolDef, r reading, service map[string]bool, local bool) co
 		c.codeHost = true
 	}
 	c.browser = anyOf(all, browserContext) != "" || browserDescription(def.Description)
-	c.searchProvider = anyOf(mapKeys(service), searchProviders) != ""
-	c.public = anyOf(mapKeys(service), publicServices) != ""
-	c.database = anyOf(mapKeys(service), databaseServices) != ""
-	c.publicData = anyOf(mapKeys(service), words("weather meteo forecast")) != ""
+	c.searchProvider = anyKey(service, searchProviders)
+	c.public = anyKey(service, publicServices)
+	c.database = anyKey(service, databaseServices)
+	c.publicData = anyKey(service, words("weather meteo forecast"))
 	c.maps = anyOf(all, words("maps map amap geo places")) != ""
 	c.git = slices.Contains(r.tokens, "git") && !c.codeHost
 	c.local = local
@@ -152,7 +152,7 @@ var localApps = words("obsidian logseq docker podman")
 
 // localApp reports a server of a local app, by its name or package.
 func localApp(server, pkg string) bool {
-	return anyOf(mapKeys(serviceWords(server, pkg)), localApps) != ""
+	return anyKey(serviceWords(server, pkg), localApps)
 }
 
 // repositoryParam reports a parameter naming a repository by name or id
@@ -228,6 +228,16 @@ func firstSentence(desc string) string {
 		d = d[:i]
 	}
 	return d
+}
+
+// anyKey reports whether a key of m is in set.
+func anyKey(m, set map[string]bool) bool {
+	for k := range m {
+		if set[k] {
+			return true
+		}
+	}
+	return false
 }
 
 func mapKeys(m map[string]bool) []string {
