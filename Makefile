@@ -25,10 +25,12 @@ $(CONFORMANCE_DIR)/node_modules/.package-lock.json: $(CONFORMANCE_DIR)/package-l
 	npm ci --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --loglevel=error
 
 # test runs every test: unit, property, golden, and end-to-end against the
-# real peers, plus the static checks.
+# real peers, plus the static checks; then, without the race detector, the
+# tests it would distort (the adversarial inputs are slow under it, and it
+# changes what loading a package allocates).
 test: deps lint
 	$(GO) test -race -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -run '^TestSinglePassMatchesReferenceAdversarial$$' ./internal/detect/
+	$(GO) test -count=1 -run '^(TestSinglePassMatchesReferenceAdversarial|TestInitAllocations)$$' ./internal/detect/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -567,6 +567,10 @@ func wordSeq(alt string) []int16 {
 		for k, t := range v.toks {
 			seq = append(seq, lex.intern(string(v.norm[t.start:t.end]), prefix && k == len(v.toks)-1))
 		}
+		// thousands of words are compiled at start: one view's buffers
+		// serve them all, instead of a heap of garbage the process holds
+		// on to
+		v.release()
 	}
 	return seq
 }
