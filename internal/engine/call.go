@@ -75,6 +75,12 @@ func (c *Call) namesDestination() bool {
 // Name is the call's tool as "server/tool", the form used for sources.
 func (c *Call) Name() string { return c.Server + "/" + c.Tool }
 
+// sourceKey is what decideCall judges a source by.
+type sourceKey struct {
+	tool   string
+	labels flow.Labels
+}
+
 // decideCall judges one tools/call.
 func decideCall(in Inputs, c Call) Decision {
 	p, h, s := in.Policy, in.Hasher, in.Session
@@ -112,33 +118,69 @@ func decideCall(in Inputs, c Call) Decision {
 	counted := make([]bool, len(s.Sources))
 	exempt := make([]bool, len(s.Sources))
 	var privSrc, untrustedSrc, foreignPriv, prunedPriv, evictedPriv, unloadedPriv []string
-	for i, src := range s.Sources {
+	// A session of thousands of results has few distinct sources: what
+	// counts about one follows from its tool and labels alone, so each
+	// pair is judged once and the lists name it once, and a long
+	// session's calls cost a pass over its sources, not a policy lookup
+	// and a sort of thousands of names each.
+	type verdict struct{ counted, exempt bool }
+	judged := map[sourceKey]verdict{}
+	judge := func(src flow.Source) verdict {
 		if p.FlowAllowed(src.Tool, name) {
-			continue
+			return verdict{}
 		}
-		counted[i] = true
+		v := verdict{counted: true}
 		if src.Labels.Has(flow.Private) {
 			privSrc = append(privSrc, src.Tool)
 			if writeback && serverOf(src.Tool) == c.Server {
-				exempt[i] = true
+				v.exempt = true
 			} else {
 				foreignPriv = append(foreignPriv, src.Tool)
 			}
 		}
 		// What Weir can no longer attribute is judged as carried, but
 		// not into a write back to where it was read from.
-		if src.Labels.Has(flow.Private|flow.Pruned) && !exempt[i] {
+		if src.Labels.Has(flow.Private|flow.Pruned) && !v.exempt {
 			prunedPriv = append(prunedPriv, src.Tool)
 		}
-		if src.Labels.Has(flow.Private|flow.Evicted) && !exempt[i] {
+		if src.Labels.Has(flow.Private|flow.Evicted) && !v.exempt {
 			evictedPriv = append(evictedPriv, src.Tool)
 		}
-		if src.Labels.Has(flow.Private|flow.Unloaded) && !exempt[i] {
+		if src.Labels.Has(flow.Private|flow.Unloaded) && !v.exempt {
 			unloadedPriv = append(unloadedPriv, src.Tool)
 		}
 		if src.Labels.Has(flow.Untrusted) {
 			untrustedSrc = append(untrustedSrc, src.Tool)
 		}
+		return v
+	}
+	// the pairs met last: sessions interleave a few tools, which a map
+	// lookup per source would cost more than
+	type recent struct {
+		k sourceKey
+		v verdict
+	}
+	var near [4]recent
+	nearN, next := 0, 0
+	for i := range s.Sources {
+		src := &s.Sources[i]
+		j := 0
+		for j < nearN && (near[j].k.labels != src.Labels || near[j].k.tool != src.Tool) {
+			j++
+		}
+		if j == nearN {
+			k := sourceKey{src.Tool, src.Labels}
+			v, ok := judged[k]
+			if !ok {
+				v = judge(*src)
+				judged[k] = v
+			}
+			j, next = next, (next+1)%len(near)
+			nearN = max(nearN, j+1)
+			near[j] = recent{k, v}
+		}
+		v := near[j].v
+		counted[i], exempt[i] = v.counted, v.exempt
 	}
 	privSrc, untrustedSrc = uniqueSorted(privSrc), uniqueSorted(untrustedSrc)
 	if !sink && len(rules) == 0 && len(foreignPriv) == 0 && len(untrustedSrc) == 0 {
@@ -387,9 +429,12 @@ func (a *ArgDigest) addressee(kind fingerprint.IdentKind, canon string) {
 }
 
 func sourceNames(s *flow.Session) []string {
-	out := make([]string, 0, len(s.Sources))
-	for _, src := range s.Sources {
-		out = append(out, src.Tool)
+	var out []string
+	for i, src := range s.Sources {
+		// a long session reads the same tool many times in a row
+		if i == 0 || src.Tool != s.Sources[i-1].Tool {
+			out = append(out, src.Tool)
+		}
 	}
 	return uniqueSorted(out)
 }

@@ -54,3 +54,35 @@ func BenchmarkLongSession(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecideManySources decides a call in a session that has read
+// n results of a few tools: a long session's every call. Its cost must
+// not grow with n beyond a pass over the sources (it once did a policy
+// lookup per source and sorted the names of all of them: 2.9 ms a call at
+// 20,000 results, most of a long session's proxy CPU).
+func BenchmarkDecideManySources(b *testing.B) {
+	h := hasher(b)
+	pol := mustPolicy(b, "version: 1\n")
+	for _, n := range []int{1000, 20000} {
+		s := &flow.Session{MaxBytes: 64 << 20}
+		for i := 1; i <= n; i++ {
+			tool := [...]string{"files/read_text_file", "mail/read_inbox", "web/fetch"}[i%3]
+			labels := [...]flow.Labels{flow.Private, flow.Private | flow.Untrusted, flow.Untrusted}[i%3]
+			s.Apply(int64(i), &flow.Observation{Tool: tool, Labels: labels, Prints: []uint64{uint64(i)*0x9e3779b97f4a7c15 | 1}})
+		}
+		for _, c := range []struct {
+			name string
+			call Call
+		}{
+			{"read", Call{Server: "files", Tool: "read_text_file", Labels: ToolLabels{Labels: flow.Private}, Args: args("path", "notes.md")}},
+			{"send", Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: flow.Sink}, Args: args("to", "bob@example.com", "body", "see you at noon")}},
+		} {
+			b.Run(strconv.Itoa(n)+"-sources/"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					decide(pol, h, s, c.call)
+				}
+			})
+		}
+	}
+}

@@ -246,7 +246,7 @@ func (p *Policy) Listed(server, tool string) bool {
 // reach sink. Both are written "server/tool" and split at the first "/"; a
 // name without "/" is a tool on an unnamed server.
 func (p *Policy) FlowAllowed(source, sink string) bool {
-	if p == nil {
+	if p == nil || len(p.Flow.AllowFlows) == 0 {
 		return false
 	}
 	ss, st := splitQualified(source)
