@@ -75,11 +75,20 @@ func (c *Call) namesDestination() bool {
 // Name is the call's tool as "server/tool", the form used for sources.
 func (c *Call) Name() string { return c.Server + "/" + c.Tool }
 
-// sourceKey is what decideCall judges a source by.
-type sourceKey struct {
-	tool   string
-	labels flow.Labels
+// verdict is what a call makes of a source: whether it counts (the policy
+// does not declassify its flow to the call) and whether it is exempt (its
+// data may go back to where it was read from).
+type verdict struct{ counted, exempt bool }
+
+// judgement is a call's verdict on each source of its session, by kind.
+type judgement struct {
+	s  *flow.Session
+	of map[flow.Kind]verdict
 }
+
+func (j *judgement) counted(i int32) bool { return j.of[j.s.KindOf(i)].counted }
+
+func (j *judgement) exempt(i int32) bool { return j.of[j.s.KindOf(i)].exempt }
 
 // decideCall judges one tools/call.
 func decideCall(in Inputs, c Call) Decision {
@@ -115,72 +124,41 @@ func decideCall(in Inputs, c Call) Decision {
 	// from). A sink with neither sends somewhere Weir cannot see, so it is
 	// judged like any other.
 	writeback := !sink || c.namesPath() && !c.namesDestination()
-	counted := make([]bool, len(s.Sources))
-	exempt := make([]bool, len(s.Sources))
 	var privSrc, untrustedSrc, foreignPriv, prunedPriv, evictedPriv, unloadedPriv []string
-	// A session of thousands of results has few distinct sources: what
-	// counts about one follows from its tool and labels alone, so each
-	// pair is judged once and the lists name it once, and a long
-	// session's calls cost a pass over its sources, not a policy lookup
-	// and a sort of thousands of names each.
-	type verdict struct{ counted, exempt bool }
-	judged := map[sourceKey]verdict{}
-	judge := func(src flow.Source) verdict {
-		if p.FlowAllowed(src.Tool, name) {
-			return verdict{}
+	// What counts about a source follows from its kind (tool and labels),
+	// and a session of thousands of results has a few kinds: each is
+	// judged once, and a call costs what its kinds and its hits do, not a
+	// pass over every source.
+	j := judgement{s: s, of: map[flow.Kind]verdict{}}
+	for _, k := range s.Kinds() {
+		if p.FlowAllowed(k.Tool, name) {
+			j.of[k] = verdict{}
+			continue
 		}
 		v := verdict{counted: true}
-		if src.Labels.Has(flow.Private) {
-			privSrc = append(privSrc, src.Tool)
-			if writeback && serverOf(src.Tool) == c.Server {
+		if k.Labels.Has(flow.Private) {
+			privSrc = append(privSrc, k.Tool)
+			if writeback && serverOf(k.Tool) == c.Server {
 				v.exempt = true
 			} else {
-				foreignPriv = append(foreignPriv, src.Tool)
+				foreignPriv = append(foreignPriv, k.Tool)
 			}
 		}
 		// What Weir can no longer attribute is judged as carried, but
 		// not into a write back to where it was read from.
-		if src.Labels.Has(flow.Private|flow.Pruned) && !v.exempt {
-			prunedPriv = append(prunedPriv, src.Tool)
+		if k.Labels.Has(flow.Private|flow.Pruned) && !v.exempt {
+			prunedPriv = append(prunedPriv, k.Tool)
 		}
-		if src.Labels.Has(flow.Private|flow.Evicted) && !v.exempt {
-			evictedPriv = append(evictedPriv, src.Tool)
+		if k.Labels.Has(flow.Private|flow.Evicted) && !v.exempt {
+			evictedPriv = append(evictedPriv, k.Tool)
 		}
-		if src.Labels.Has(flow.Private|flow.Unloaded) && !v.exempt {
-			unloadedPriv = append(unloadedPriv, src.Tool)
+		if k.Labels.Has(flow.Private|flow.Unloaded) && !v.exempt {
+			unloadedPriv = append(unloadedPriv, k.Tool)
 		}
-		if src.Labels.Has(flow.Untrusted) {
-			untrustedSrc = append(untrustedSrc, src.Tool)
+		if k.Labels.Has(flow.Untrusted) {
+			untrustedSrc = append(untrustedSrc, k.Tool)
 		}
-		return v
-	}
-	// the pairs met last: sessions interleave a few tools, which a map
-	// lookup per source would cost more than
-	type recent struct {
-		k sourceKey
-		v verdict
-	}
-	var near [4]recent
-	nearN, next := 0, 0
-	for i := range s.Sources {
-		src := &s.Sources[i]
-		j := 0
-		for j < nearN && (near[j].k.labels != src.Labels || near[j].k.tool != src.Tool) {
-			j++
-		}
-		if j == nearN {
-			k := sourceKey{src.Tool, src.Labels}
-			v, ok := judged[k]
-			if !ok {
-				v = judge(*src)
-				judged[k] = v
-			}
-			j, next = next, (next+1)%len(near)
-			nearN = max(nearN, j+1)
-			near[j] = recent{k, v}
-		}
-		v := near[j].v
-		counted[i], exempt[i] = v.counted, v.exempt
+		j.of[k] = v
 	}
 	privSrc, untrustedSrc = uniqueSorted(privSrc), uniqueSorted(untrustedSrc)
 	if !sink && len(rules) == 0 && len(foreignPriv) == 0 && len(untrustedSrc) == 0 {
@@ -202,7 +180,7 @@ func decideCall(in Inputs, c Call) Decision {
 		sink && len(untrustedSrc) > 0 && (p.Flow.Integrity == flow.Escalate || p.Flow.Trifecta == flow.Escalate)
 	if needAttribution && (len(privSrc) > 0 || len(untrustedSrc) > 0) {
 		var err error
-		if m, err = attribute(s, counted, exempt, p.Flow.MinMatches, c.digest(h)); err != nil {
+		if m, err = attribute(s, &j, p.Flow.MinMatches, c.digest(h)); err != nil {
 			d.add(Finding{RuleBadArguments, flow.Block,
 				fmt.Sprintf("Weir could not read the arguments of %s (%v), so it cannot tell what they carry", name, err)})
 		}
@@ -260,7 +238,7 @@ func decideCall(in Inputs, c Call) Decision {
 		// A person is asked only about a call untrusted text could have
 		// steered (see steered); a rule that blocks blocks regardless.
 		ask := func(v flow.Verdict) (flow.Verdict, string) {
-			if v != flow.Escalate || steered(s, counted, &m, c.Tool, c.digest(h), wordOverflow(h)) {
+			if v != flow.Escalate || steered(s, &j, &m, c.Tool, c.digest(h), wordOverflow(h)) {
 				return v, ""
 			}
 			return flow.Warn, "; but nothing in its arguments came from that untrusted content (no recipient, address, passage or short value of it), so nobody is asked"
@@ -430,11 +408,8 @@ func (a *ArgDigest) addressee(kind fingerprint.IdentKind, canon string) {
 
 func sourceNames(s *flow.Session) []string {
 	var out []string
-	for i, src := range s.Sources {
-		// a long session reads the same tool many times in a row
-		if i == 0 || src.Tool != s.Sources[i-1].Tool {
-			out = append(out, src.Tool)
-		}
+	for _, k := range s.Kinds() {
+		out = append(out, k.Tool)
 	}
 	return uniqueSorted(out)
 }
@@ -662,7 +637,7 @@ type pathHits struct {
 // counted sources in every view of a call's arguments, as their digest
 // holds them: every decoded view of every string, and the boundaries
 // between consecutive strings (text split across fields).
-func attribute(s *flow.Session, counted, exempt []bool, minMatches int, dg *ArgDigest) (attribution, error) {
+func attribute(s *flow.Session, j *judgement, minMatches int, dg *ArgDigest) (attribution, error) {
 	var res attribution
 	if dg.Err != "" {
 		return res, errors.New(dg.Err)
@@ -693,7 +668,7 @@ func attribute(s *flow.Session, counted, exempt []bool, minMatches int, dg *ArgD
 		privHit := false
 		ph := hitsFor(v.Path)
 		isPrivate := func(i int32) bool {
-			return v.Payload && counted[i] && !exempt[i] && s.Sources[i].Labels.Has(flow.Private)
+			return v.Payload && j.counted(i) && !j.exempt(i) && s.Sources[i].Labels.Has(flow.Private)
 		}
 		dominant := func(n int) bool { return 2*n >= v.Len }
 		for _, p := range v.Prints {
@@ -706,7 +681,7 @@ func attribute(s *flow.Session, counted, exempt []bool, minMatches int, dg *ArgD
 			scratch = s.PrintSources(scratch[:0], p)
 			found := false
 			for _, i := range scratch {
-				if !counted[i] {
+				if !j.counted(i) {
 					continue
 				}
 				found = true
@@ -722,7 +697,7 @@ func attribute(s *flow.Session, counted, exempt []bool, minMatches int, dg *ArgD
 		for _, tok := range v.Tokens {
 			scratch = s.DigestSources(scratch[:0], uint64(tok.D))
 			for _, i := range scratch {
-				if !counted[i] {
+				if !j.counted(i) {
 					continue
 				}
 				ph.exact[i] = true
@@ -737,7 +712,7 @@ func attribute(s *flow.Session, counted, exempt []bool, minMatches int, dg *ArgD
 		for _, id := range v.Idents {
 			scratch = s.IdentSources(scratch[:0], uint64(id.D))
 			for _, i := range scratch {
-				if counted[i] {
+				if j.counted(i) {
 					ph.exact[i] = true
 					if dominant(id.N) {
 						ph.control[i] = true

@@ -190,7 +190,7 @@ func TestUnloadedWidensTaint(t *testing.T) {
 		t.Errorf("a call that is not a sink: %s %s", d.Verdict, d.Reason)
 	}
 	// Once loaded, the same session without the mark lets the message go.
-	s.Sources[0].Labels &^= flow.Unloaded
+	s.Relabel(0, s.Sources[0].Labels&^flow.Unloaded)
 	if d := decide(pol, h, s, mail); d.Verdict == flow.Block {
 		t.Errorf("the sink call once loaded: %s %s: %s", d.Verdict, d.Rule, d.Reason)
 	}

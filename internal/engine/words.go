@@ -286,15 +286,15 @@ func runsCode(tool string, dg *ArgDigest) bool {
 // made without words (an older recording), arguments the decoder gave up
 // on, and untrusted sources whose words were evicted, pruned or cut at
 // maxObservedWords. A call that runs code always counts (see runsCode).
-func steered(s *flow.Session, counted []bool, m *attribution, tool string, dg *ArgDigest, overflow uint64) bool {
+func steered(s *flow.Session, j *judgement, m *attribution, tool string, dg *ArgDigest, overflow uint64) bool {
 	untrusted := func(i int32) bool {
-		return counted[i] && s.Sources[i].Labels.Has(flow.Untrusted)
+		return j.counted(i) && s.Sources[i].Labels.Has(flow.Untrusted)
 	}
 	if dg == nil || dg.Evidence < evidenceVersion || m.undecoded != "" || runsCode(tool, dg) {
 		return true
 	}
-	for i, src := range s.Sources {
-		if untrusted(int32(i)) && src.Labels.Any(flow.Evicted|flow.Pruned|flow.Unloaded) {
+	for k, v := range j.of {
+		if v.counted && k.Labels.Has(flow.Untrusted) && k.Labels.Any(flow.Evicted|flow.Pruned|flow.Unloaded) {
 			return true
 		}
 	}

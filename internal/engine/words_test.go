@@ -77,7 +77,7 @@ func TestSteeringFailsClosed(t *testing.T) {
 	for _, mark := range []flow.Labels{flow.Evicted, flow.Pruned, flow.Unloaded} {
 		t.Run(map[flow.Labels]string{flow.Evicted: "evicted", flow.Pruned: "pruned", flow.Unloaded: "unloaded"}[mark], func(t *testing.T) {
 			s := session(t, h, web)
-			s.Sources[0].Labels |= mark
+			s.Relabel(0, s.Sources[0].Labels|mark)
 			if d := decide(pol, h, s, call()); d.Verdict != flow.Escalate {
 				t.Errorf("verdict %s (%s), want escalate", d.Verdict, d.Reason)
 			}

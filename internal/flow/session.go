@@ -47,7 +47,8 @@ type Source struct {
 type Session struct {
 	// Legs are the trifecta legs held: Private and/or Untrusted.
 	Legs Labels
-	// Sources lists every observation applied, in sequence order.
+	// Sources lists every observation applied, in sequence order. Change
+	// their labels with Relabel.
 	Sources []Source
 	// Watermark is the highest sequence number applied.
 	Watermark int64
@@ -67,12 +68,48 @@ type Session struct {
 	// canon maps a (tool, labels) pair to the first source with them. The
 	// indexes point hashes at it, so reading the same tool again and again
 	// does not grow them: decisions only care which tools a hash came from.
-	canon map[sourceKey]int32
+	canon map[Kind]int32
+	// kinds counts the sources of each tool and labels now (eviction
+	// changes a source's labels): a long session has thousands of
+	// sources of a few kinds, and what a decision makes of a source
+	// follows from its kind.
+	kinds map[Kind]int32
 }
 
-type sourceKey struct {
-	tool   string
-	labels Labels
+// A Kind is a tool and labels that sources have.
+type Kind struct {
+	Tool   string
+	Labels Labels
+}
+
+// KindOf is the kind of source i.
+func (s *Session) KindOf(i int32) Kind { return Kind{s.Sources[i].Tool, s.Sources[i].Labels} }
+
+// Kinds returns the kinds the session's sources have, sorted by tool and
+// then labels: a decision reads these, not thousands of sources.
+func (s *Session) Kinds() []Kind {
+	out := make([]Kind, 0, len(s.kinds))
+	for k := range s.kinds {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b Kind) int {
+		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Labels, b.Labels))
+	})
+	return out
+}
+
+// Relabel gives source i labels l. Change a source's labels only so:
+// Kinds follows.
+func (s *Session) Relabel(i int32, l Labels) {
+	k := s.KindOf(i)
+	if k.Labels == l {
+		return
+	}
+	if s.kinds[k]--; s.kinds[k] == 0 {
+		delete(s.kinds, k)
+	}
+	s.Sources[i].Labels = l
+	s.kinds[Kind{k.Tool, l}]++
 }
 
 // Apply adds an observation stored under seq. Rows at or below the watermark
@@ -86,9 +123,11 @@ func (s *Session) Apply(seq int64, o *Observation) {
 	s.Sources = append(s.Sources, Source{Seq: seq, Tool: o.Tool, Labels: o.Labels, At: o.At})
 	s.Legs |= o.Labels & Legs
 	if s.canon == nil {
-		s.canon = make(map[sourceKey]int32)
+		s.canon = make(map[Kind]int32)
+		s.kinds = make(map[Kind]int32)
 	}
-	k := sourceKey{o.Tool, o.Labels}
+	k := Kind{o.Tool, o.Labels}
+	s.kinds[k]++
 	if c, ok := s.canon[k]; ok {
 		idx = c
 	} else {
@@ -120,7 +159,7 @@ func (s *Session) evict() {
 			return // only the open parts are left: they are sealed, and evicted, when full
 		}
 		for _, src := range x.gens[0].srcs {
-			s.Sources[src].Labels |= Evicted
+			s.Relabel(src, s.Sources[src].Labels|Evicted)
 		}
 		s.Evicted = true
 		x.gens[0] = generation{}

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -80,7 +81,7 @@ func TestIndexGenerationsLookUpLikeAMap(t *testing.T) {
 			tool := rapid.SampledFrom([]string{"a/x", "b/y", "c/z"}).Draw(t, "tool")
 			hs := rapid.SliceOfN(rapid.Uint64Range(0, 400), 0, 100).Draw(t, "prints")
 			s.Apply(int64(i+1), &Observation{Tool: tool, Labels: Private, Prints: hs})
-			src := s.canon[sourceKey{tool, Private}]
+			src := s.canon[Kind{tool, Private}]
 			for _, h := range hs {
 				if !slices.Contains(want[h], src) {
 					want[h] = append(want[h], src)
@@ -140,6 +141,23 @@ func TestEvictionBoundsTheSession(t *testing.T) {
 		if got := s.PrintSources(nil, h); len(got) != 1 || s.Sources[got[0]].Tool != "notes/new" {
 			t.Fatalf("a print of the last result: sources %v", got)
 		}
+	}
+	// eviction changed labels: the kinds decisions read follow the sources
+	want := map[Kind]bool{}
+	for i := range s.Sources {
+		want[s.KindOf(int32(i))] = true
+	}
+	got := s.Kinds()
+	if len(got) != len(want) || !slices.IsSortedFunc(got, func(a, b Kind) int { return strings.Compare(a.Tool, b.Tool) }) {
+		t.Fatalf("kinds %v, the sources have %v", got, want)
+	}
+	for _, k := range got {
+		if !want[k] {
+			t.Errorf("kind %v: no source has it (sources have %v)", k, want)
+		}
+	}
+	if !slices.Contains(got, Kind{"notes/old", Private | Evicted}) {
+		t.Errorf("kinds %v: no evicted notes/old", got)
 	}
 }
 
