@@ -187,8 +187,10 @@ func (r *Relay) protocolRefusal(reason string) engine.Decision {
 // persist writes a decision's delta to the store, then brings the mirror
 // up to date with it.
 func (r *Relay) persist(ctx context.Context, delta engine.Delta) error {
-	for _, o := range delta.Observations {
-		if _, err := r.opts.Store.Append(ctx, r.opts.Session, o); err != nil {
+	seqs := make([]int64, len(delta.Observations))
+	for i, o := range delta.Observations {
+		var err error
+		if seqs[i], err = r.opts.Store.Append(ctx, r.opts.Session, o); err != nil {
 			return err
 		}
 	}
@@ -203,8 +205,24 @@ func (r *Relay) persist(ctx context.Context, delta engine.Delta) error {
 	r.mirrorMu.Lock()
 	defer r.mirrorMu.Unlock()
 	r.mirror.MaxBytes = r.policy.Load().SessionMaxBytes
+	if st, ok := r.opts.Store.(appendSyncer); ok {
+		for i, o := range delta.Observations {
+			if err := st.SyncAppended(ctx, r.opts.Session, &r.mirror, seqs[i], o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	return r.opts.Store.Sync(ctx, r.opts.Session, &r.mirror)
 }
+
+// appendSyncer is a store that brings a mirror up to date after an append
+// without reading the appended row back (see store.SQLite.SyncAppended).
+type appendSyncer interface {
+	SyncAppended(ctx context.Context, session string, mirror *flow.Session, seq int64, o *flow.Observation) error
+}
+
+var _ appendSyncer = (*store.SQLite)(nil)
 
 // onResult decides a tools/call result: hygiene, and the labels and
 // fingerprints it adds to the session, recorded before the client sees

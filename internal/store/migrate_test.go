@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -205,7 +206,7 @@ func TestMigrateV1(t *testing.T) {
 
 	// The version 1 rows read back as they were, with no idents.
 	var rows []flow.Observation
-	if err := s.pull(ctx, "A", 0, func(_ int64, o *flow.Observation) { rows = append(rows, *o) }); err != nil {
+	if err := s.pull(ctx, "A", 0, math.MaxInt64, func(_ int64, o *flow.Observation) { rows = append(rows, *o) }); err != nil {
 		t.Fatal(err)
 	}
 	var wantA []flow.Observation

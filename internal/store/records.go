@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/weir-sec/weir/internal/flow"
@@ -84,7 +85,7 @@ func (s *SQLite) Records(ctx context.Context, since int64, session string, fn fu
 // Observations calls apply for each of session's observations, in
 // sequence order: what a replay rebuilds the session from.
 func (s *SQLite) Observations(ctx context.Context, session string, apply func(seq int64, o *flow.Observation)) error {
-	return s.pull(ctx, session, 0, apply)
+	return s.pull(ctx, session, 0, math.MaxInt64, apply)
 }
 
 // PutPolicy stores the text of a policy (a file's bytes; a preset's name

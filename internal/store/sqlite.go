@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,7 @@ type SQLite struct {
 	insert *sql.Stmt // one observation row
 	touch  *sql.Stmt // a session's last_seen
 	grow   *sql.Stmt // a session's bytes, after an append
-	sync   *sql.Stmt // one session's rows above a watermark
+	sync   *sql.Stmt // one session's rows between two sequence numbers
 
 	bound
 
@@ -265,7 +266,7 @@ const (
 		WHERE last_seen < excluded.last_seen - 60000`
 	growQuery = `UPDATE sessions SET bytes = bytes + ?2 WHERE session = ?1 RETURNING bytes`
 	syncQuery = `SELECT seq, at, tool, labels, prints, digests, idents FROM observations
-		WHERE session = ? AND seq > ? ORDER BY seq`
+		WHERE session = ? AND seq > ? AND seq < ? ORDER BY seq`
 	outlineQuery = `SELECT seq, at, tool, labels FROM observations WHERE session = ? ORDER BY seq`
 
 	// The window of a Take at now is every event after now-per: see Take
@@ -526,14 +527,27 @@ func (s *SQLite) Append(ctx context.Context, session string, o *flow.Observation
 // applies each. A row the store cannot decode is an error; the rows before
 // it stay applied, so the mirror is consistent either way.
 func (s *SQLite) Sync(ctx context.Context, session string, mirror *flow.Session) error {
-	return s.pull(ctx, session, mirror.Watermark, mirror.Apply)
+	return s.pull(ctx, session, mirror.Watermark, math.MaxInt64, mirror.Apply)
 }
 
-// pull calls apply for each of session's rows above after, in sequence
-// order. The observation passed to apply is reused between rows, but its
-// hash slices are not: each row gets its own.
-func (s *SQLite) pull(ctx context.Context, session string, after int64, apply func(seq int64, o *flow.Observation)) error {
-	rows, err := s.sync.QueryContext(ctx, session, after)
+// SyncAppended is Sync after this process appended o to session as seq:
+// it pulls only the session's rows between mirror.Watermark and seq (what
+// another proxy appended meanwhile, usually nothing), and applies o as it
+// is instead of reading it back, which cost a long session's proxy more
+// than the append itself. Rows above seq wait for the next Sync.
+func (s *SQLite) SyncAppended(ctx context.Context, session string, mirror *flow.Session, seq int64, o *flow.Observation) error {
+	if err := s.pull(ctx, session, mirror.Watermark, seq, mirror.Apply); err != nil {
+		return err
+	}
+	mirror.Apply(seq, o)
+	return nil
+}
+
+// pull calls apply for each of session's rows above after and below
+// before, in sequence order. The observation passed to apply is reused
+// between rows, but its hash slices are not: each row gets its own.
+func (s *SQLite) pull(ctx context.Context, session string, after, before int64, apply func(seq int64, o *flow.Observation)) error {
+	rows, err := s.sync.QueryContext(ctx, session, after, before)
 	if err != nil {
 		return fmt.Errorf("state store %s: sync: %w", s.path, err)
 	}

@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -161,7 +163,7 @@ func TestPackHashes(t *testing.T) {
 
 func TestSyncQueryPlan(t *testing.T) {
 	s, _ := openTest(t)
-	rows, err := s.db.Query("EXPLAIN QUERY PLAN "+syncQuery, "A", 0)
+	rows, err := s.db.Query("EXPLAIN QUERY PLAN "+syncQuery, "A", 0, int64(math.MaxInt64))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -681,7 +683,7 @@ func BenchmarkPull1MB(b *testing.B) {
 	b.SetBytes(int64(8 * len(o.Prints)))
 	n := 0
 	for b.Loop() {
-		if err := s.pull(ctx, "A", 0, func(int64, *flow.Observation) { n++ }); err != nil {
+		if err := s.pull(ctx, "A", 0, math.MaxInt64, func(int64, *flow.Observation) { n++ }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -750,5 +752,59 @@ func testOutline(t *testing.T, open opener) {
 	want := []string{"notes/read private 5", "web/fetch untrusted 6", "files/list none 7"}
 	if !slices.Equal(got, want) {
 		t.Errorf("outline %q, want %q", got, want)
+	}
+}
+
+// TestSyncAppended: a proxy that applies what it appended without reading
+// it back still applies, first and in order, what another proxy appended
+// to the session meanwhile, and ends where a full Sync does; rows of other
+// sessions in between change nothing.
+func TestSyncAppended(t *testing.T) {
+	ctx := context.Background()
+	a, path := openTest(t)
+	b, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	obs := func(tool string, h uint64) *flow.Observation {
+		return &flow.Observation{Tool: tool, Labels: flow.Private, At: 1, Prints: []uint64{h, h + 1}, Digests: []uint64{h + 2}, Idents: []uint64{h + 3}}
+	}
+	var mirror flow.Session
+	if _, err := a.Append(ctx, "S", obs("files/read", 10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Sync(ctx, "S", &mirror); err != nil {
+		t.Fatal(err)
+	}
+	// another proxy of the session, and another session, append meanwhile
+	if _, err := b.Append(ctx, "S", obs("mail/read_inbox", 20)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append(ctx, "other", obs("web/fetch", 30)); err != nil {
+		t.Fatal(err)
+	}
+	mine := obs("files/read", 40)
+	seq, err := a.Append(ctx, "S", mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SyncAppended(ctx, "S", &mirror, seq, mine); err != nil {
+		t.Fatal(err)
+	}
+	var full flow.Session
+	if err := a.Sync(ctx, "S", &full); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(mirror.Sources, full.Sources) || mirror.Watermark != full.Watermark {
+		t.Fatalf("after SyncAppended: %+v (watermark %d); a full Sync: %+v (watermark %d)", mirror.Sources, mirror.Watermark, full.Sources, full.Watermark)
+	}
+	for _, h := range []uint64{10, 20, 40} {
+		if len(mirror.PrintSources(nil, h)) != 1 || len(mirror.IdentSources(nil, h+3)) != 1 {
+			t.Errorf("print %d: sources %v, ident %v", h, mirror.PrintSources(nil, h), mirror.IdentSources(nil, h+3))
+		}
+	}
+	if len(mirror.PrintSources(nil, 30)) != 0 {
+		t.Error("another session's row reached the mirror")
 	}
 }
