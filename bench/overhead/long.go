@@ -27,6 +27,25 @@ type LongSession struct {
 	// Checkpoints, in order of results fed.
 	Checkpoints []*LongCheckpoint `json:"checkpoints"`
 	Join        *JoinResult       `json:"join"`
+	// Fleet is proxies idle side by side, as a client that starts every
+	// server it is configured with runs them.
+	Fleet *Fleet `json:"fleet"`
+}
+
+// Fleet is Proxies weir run proxies on one home and session, each in
+// front of its own echo server (names echo1…echoN), all after initialize
+// and tools/list. A page of the binary that every proxy maps is in memory
+// once: PSS divides it among them, USS leaves it out.
+type Fleet struct {
+	Proxies int `json:"proxies"`
+	// Per proxy, medians over the fleet, in MB.
+	RSSMB float64 `json:"rss_mb"`
+	PSSMB float64 `json:"pss_mb"`
+	USSMB float64 `json:"uss_mb"`
+	// TotalPSSMB is the fleet's memory in all (the sum of its PSS),
+	// TotalRSSMB what adding up each proxy's RSS would claim.
+	TotalPSSMB float64 `json:"total_pss_mb"`
+	TotalRSSMB float64 `json:"total_rss_mb"`
 }
 
 // Memory is a process's resident set, now and at its peak, in MB.
@@ -78,6 +97,8 @@ type LongPlan struct {
 	ResultBytes int   `json:"result_bytes"`
 	Checkpoints []int `json:"checkpoints"`
 	Joins       int   `json:"joins"`
+	// Fleet is how many idle proxies run side by side.
+	Fleet int `json:"fleet"`
 }
 
 // longPolicy labels the echo server's echo tool private and its send
@@ -111,6 +132,13 @@ func longSession(bin binaries, tmp string, lp LongPlan) (*LongSession, error) {
 	env := append(cleanEnv(), "WEIR_HOME="+home, "WEIR_SESSION=bench-overhead-long", "WEIR_LOG=error")
 	argv := []string{bin.weir, "run", "--name", "echo", "--policy", pol, "--", bin.echo}
 	res := &LongSession{Server: "go-echo", Policy: longPolicy, ResultBytes: lp.ResultBytes}
+	// the fleet first, on a home of its own, before the long session
+	// fills the page cache and the machine's memory
+	f, err := fleet(bin, filepath.Join(tmp, "fleet-home"), pol, lp.Fleet)
+	if err != nil {
+		return nil, err
+	}
+	res.Fleet = f
 	progress("long session: starting weir run")
 	c, err := dial("long weir", env, argv...)
 	if err != nil {
@@ -237,6 +265,56 @@ func join(env, argv []string, lp LongPlan) (*JoinResult, error) {
 	j.FromStartMS, j.FromStartMaxMS = ms(fromStart, 50), ms(fromStart, 100)
 	j.FromRequestMS, j.FromRequestMaxMS = ms(fromReq, 50), ms(fromReq, 100)
 	return j, nil
+}
+
+// fleet starts n idle proxies side by side and reads what each holds.
+func fleet(bin binaries, home, pol string, n int) (*Fleet, error) {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	env := append(cleanEnv(), "WEIR_HOME="+home, "WEIR_SESSION=bench-overhead-fleet", "WEIR_LOG=error")
+	progress("long session: %d idle proxies side by side", n)
+	var conns []*conn
+	defer func() {
+		for _, c := range conns {
+			c.close()
+		}
+	}()
+	for i := range n {
+		c, err := dial("fleet weir", env, bin.weir, "run", "--name", "echo"+strconv.Itoa(i+1), "--policy", pol, "--", bin.echo)
+		if err != nil {
+			return nil, err
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.settle()
+	}
+	f := &Fleet{Proxies: n}
+	var rss, pss, uss []float64
+	for _, c := range conns {
+		r, _, err := sysinfo.Memory(c.pid())
+		if err != nil {
+			return nil, err
+		}
+		p, u, err := sysinfo.Shares(c.pid())
+		if err != nil {
+			return nil, err
+		}
+		mb := float64(1 << 10)
+		rss, pss, uss = append(rss, float64(r)/mb), append(pss, float64(p)/mb), append(uss, float64(u)/mb)
+		f.TotalRSSMB += float64(r) / mb
+		f.TotalPSSMB += float64(p) / mb
+	}
+	med := func(v []float64) float64 {
+		slices.Sort(v)
+		return sysinfo.Round(v[len(v)/2], 1)
+	}
+	f.RSSMB, f.PSSMB, f.USSMB = med(rss), med(pss), med(uss)
+	f.TotalRSSMB, f.TotalPSSMB = sysinfo.Round(f.TotalRSSMB, 1), sysinfo.Round(f.TotalPSSMB, 1)
+	progress("long session: %d idle proxies: each RSS %.1f MB, PSS %.1f MB, USS %.1f MB; together %.1f MB (RSS summed: %.1f MB)",
+		n, f.RSSMB, f.PSSMB, f.USSMB, f.TotalPSSMB, f.TotalRSSMB)
+	return f, nil
 }
 
 func memory(pid int) (Memory, error) {

@@ -233,11 +233,11 @@ func plan(quick bool) Method {
 	if quick {
 		m.Latency = []SizePlan{{"1KB", 1 << 10, 30, 5}, {"64KB", 64 << 10, 15, 3}, {"1MB", 1 << 20, 5, 1}}
 		m.Throughput = ThroughputPlan{ResultBytes: 1 << 10, Concurrency: []int{1, 8, 64}, Rounds: 1, SecondsPerRound: 0.2, WarmupSeconds: 0.05}
-		m.LongSession = LongPlan{ResultBytes: 4 << 10, Checkpoints: []int{50, 200}, Joins: 1}
+		m.LongSession = LongPlan{ResultBytes: 4 << 10, Checkpoints: []int{50, 200}, Joins: 1, Fleet: 2}
 		m.ToolsList = ListPlan{Catalogue: listCatalogue, Starts: 2, Iterations: 5, Warmup: 1}
 		return m
 	}
-	m.LongSession = LongPlan{ResultBytes: 4 << 10, Checkpoints: []int{1000, 5000, 20000}, Joins: 5}
+	m.LongSession = LongPlan{ResultBytes: 4 << 10, Checkpoints: []int{1000, 5000, 20000}, Joins: 5, Fleet: 10}
 	m.ToolsList = ListPlan{Catalogue: listCatalogue, Starts: 10, Iterations: 200, Warmup: 20}
 	m.Latency = []SizePlan{{"1KB", 1 << 10, 2000, 200}, {"64KB", 64 << 10, 600, 60}, {"1MB", 1 << 20, 120, 12}}
 	m.Throughput = ThroughputPlan{ResultBytes: 1 << 10, Concurrency: []int{1, 8, 64}, Rounds: 3, SecondsPerRound: 1, WarmupSeconds: 0.3}

@@ -155,6 +155,15 @@ func checkLong(t *testing.T, l *LongSession, lp LongPlan) {
 	if l.Meta.Date == "" || l.Meta.Commit == "" || len(l.Meta.LoadAfter) != 3 {
 		t.Errorf("long_session meta %+v", l.Meta)
 	}
+	// a shared page counts in part in each proxy's PSS, and not at all in
+	// its USS: USS ≤ PSS ≤ RSS, and the fleet's PSS is its proxies'
+	f := l.Fleet
+	if f == nil || f.Proxies != lp.Fleet {
+		t.Fatalf("fleet %+v, want %d proxies", f, lp.Fleet)
+	}
+	if f.USSMB <= 0 || f.USSMB > f.PSSMB || f.PSSMB > f.RSSMB || f.TotalPSSMB > f.TotalRSSMB || f.TotalPSSMB < f.PSSMB {
+		t.Errorf("fleet %+v: want 0 < USS ≤ PSS ≤ RSS per proxy and PSS ≤ RSS in all", f)
+	}
 }
 
 // checkList: the whole catalogue listed on every path, each path timed.

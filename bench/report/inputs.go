@@ -218,6 +218,14 @@ type ovLong struct {
 		ovMemory
 		Rule string `json:"rule"`
 	} `json:"join"`
+	Fleet *struct {
+		Proxies    int     `json:"proxies"`
+		RSSMB      float64 `json:"rss_mb"`
+		PSSMB      float64 `json:"pss_mb"`
+		USSMB      float64 `json:"uss_mb"`
+		TotalPSSMB float64 `json:"total_pss_mb"`
+		TotalRSSMB float64 `json:"total_rss_mb"`
+	} `json:"fleet"`
 }
 
 type ovList struct {

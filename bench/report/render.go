@@ -754,6 +754,11 @@ func longSession(p *page, in *inputs) {
 		{"from the request", ms(j.FromRequestMS), ms(j.FromRequestMaxMS)},
 	})
 	p.f("The joining proxy right after its decision: RSS %s (anonymous %s, file-backed %s), peak %s.\n\n", mb(j.RSSMB), mb(j.AnonMB), mb(j.FileMB), mb(j.HWMMB))
+	if f := l.Fleet; f != nil {
+		p.f("%d proxies idle side by side (one home and session, each in front of its own echo server, after initialize and tools/list), as a client that starts every server it is configured with runs them. The binary's pages they all map are in memory once: PSS counts a shared page's share in each, USS only the pages a proxy alone holds (what ending it gives back).\n\n", f.Proxies)
+		p.table([]string{"per proxy, median", "RSS", "PSS", "USS"}, [][]string{{"idle", mb(f.RSSMB), mb(f.PSSMB), mb(f.USSMB)}})
+		p.f("The %d together: %s (the sum of their PSS); adding up their RSS would claim %s.\n\n", f.Proxies, mb(f.TotalPSSMB), mb(f.TotalRSSMB))
+	}
 }
 
 // toolsList renders the tools/list measurement of overhead.json.
@@ -855,6 +860,9 @@ func Headline(in *inputs) string {
 			p.f("**Footprint.** A `weir run` proxy idle: %s resident (%s of it its own, the rest the binary's shared pages). After %s private results of %s bytes: %s resident, state file %s. A proxy joining that session decides its first sink call %s after the request, %s after it was started, at %s resident",
 				mb(l.Idle.RSSMB), mb(l.Idle.AnonMB), thousands(float64(c.Results)), thousands(float64(l.ResultBytes)), mb(c.RSSMB), mb(math.Round((c.StateDBMB+c.StateWALMB)*100)/100),
 				ms(l.Join.FromRequestMS), ms(l.Join.FromStartMS), mb(l.Join.RSSMB))
+			if f := l.Fleet; f != nil {
+				p.f(". %d idle proxies side by side: %s in all, %s each by PSS (%s by RSS)", f.Proxies, mb(f.TotalPSSMB), mb(f.PSSMB), mb(f.RSSMB))
+			}
 			if t := o.ToolsList; t != nil {
 				p.f(". `tools/list` of %d real tools: ×%s the direct time at the first listing, ×%s when repeated", t.Tools, num(t.FirstRatio), num(t.RepeatedRatio))
 			}
