@@ -193,6 +193,16 @@ func serverHealth(objs []string) bool {
 	return true
 }
 
+// reportObjects are what running reads: a report or an analysis.
+var reportObjects = words("report reports analysis analytics audit")
+
+// commandParam is a parameter that carries something to run: a command,
+// code, a script, a query or a program's arguments.
+func commandParam(p Param) bool {
+	ws := splitName(p.Name)
+	return anyOf(ws, execObjects) != "" || anyOf(ws, words("args argv arguments expression statement")) != ""
+}
+
 // anyParam reports a parameter for which f holds.
 func anyParam(def ToolDef, f func(Param) bool) bool {
 	return slices.ContainsFunc(def.params(), f)
@@ -357,6 +367,15 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 				why = append(why, fmt.Sprintf("%s %q computes on numbers", src, verb))
 				continue
 			}
+			if p := readOnlySwitch(def); p != "" {
+				// "Manage workspaces" whose operation is list or get:
+				// whatever it is called, it can only read.
+				reads = true
+				if rl, w := readLabels(r, c, vRead); rl != 0 {
+					add(rl, "%s %q, but its %q switch offers only reads, so it reads %s", src, verb, p, w)
+				}
+				continue
+			}
 			if isLocalWrite(def, r, c) {
 				localOnly = true
 				switch {
@@ -391,6 +410,13 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 				add(flow.Untrusted|flow.Sink, "%s runs code in a page (%q)", src, verb)
 			case o == "" && anyOf(r.objects, triggerObjects) != "":
 				add(flow.Sink, "%s %q starts a remote %s", src, verb, anyOf(r.objects, triggerObjects))
+			case o == "" && r.verb == "run" && anyOf(r.objects, reportObjects) != "":
+				// run_report, runReport: a report is read, not a program run
+				add(flow.Private, "%s runs a %s, which reads what it reports on", src, anyOf(r.objects, reportObjects))
+			case o == "" && r.verb == "run" && (len(r.objects) == 0 || r.descObjs) && !anyParam(def, commandParam):
+				// knip-run: nothing to run is named, and no parameter
+				// carries a command or code: the server runs its own program
+				add(flow.Private, "%s runs the server's own program (no parameter carries a command or code) and returns what it found", src)
 			default:
 				add(flow.Private|flow.Sink, "%s runs %s and returns its output (%q)", src, orWord(o, "a command"), verb)
 			}
@@ -503,6 +529,35 @@ func readOperation(def ToolDef) string {
 			if ws := splitName(v); len(ws) > 0 && readOps[ws[0]] {
 				return p.Name
 			}
+		}
+	}
+	return ""
+}
+
+// readOnlySwitch finds an operation switch all of whose values read
+// (operation: list, get, current): a tool named or described as managing
+// something that offers no write. It returns the switch's name, or "".
+func readOnlySwitch(def ToolDef) string {
+	for _, p := range def.params() {
+		if p.Enum == "" || anyOf(splitName(p.Name), words("operation operations action actions op")) == "" {
+			continue
+		}
+		read := false
+		for _, v := range strings.Split(p.Enum, "|") {
+			ws := splitName(v)
+			if len(ws) == 0 {
+				continue
+			}
+			if _, c := verbOf(ws[0]); c != vNone && c != vRead && c != vSearch || slices.ContainsFunc(ws[1:], func(w string) bool {
+				_, c := verbOf(w)
+				return c == vWrite || c == vExec
+			}) {
+				return ""
+			}
+			read = read || readOps[ws[0]]
+		}
+		if read {
+			return p.Name
 		}
 	}
 	return ""

@@ -132,6 +132,20 @@ func TestLabelGeneralRules(t *testing.T) {
 		schema             []Param
 		want               flow.Labels
 	}{
+		// What follows a preposition is a criterion: the description
+		// names what is searched; a doer noun there is no verb.
+		{"inbox", "search_by_subject", "Search emails by words in their subject.", []Param{str("subject", true)}, P | U},
+		{"imap", "list_unread_from_sender", "List unread messages from one sender.", []Param{str("sender", true)}, P | U},
+		{"notifier", "email_sender", "", []Param{str("to", true), str("body", true)}, S},
+		// Running a report reads; running the server's own program with
+		// nothing to run among its parameters reads; a command is run.
+		{"metrics", "run_report", "Run a report of page views.", []Param{str("startDate", true), str("metrics", false)}, P},
+		{"deadcode", "deadcode_run", "Run the analyser and return the unused exports it found.", []Param{str("cwd", false)}, P},
+		{"sandbox", "run", "Run a command in the sandbox.", []Param{str("command", true)}, P | S},
+		{"queue", "promote_task", "", []Param{str("taskId", true)}, S},
+		// A tool said to manage something whose operations only read.
+		{"planner", "planner_projects", "Manage projects: list them or get one.", []Param{{Name: "operation", Type: "string", Required: true, Enum: "list|get"}, str("projectId", false)}, P},
+		{"planner", "planner_tasks", "Manage tasks: list or create them.", []Param{{Name: "operation", Type: "string", Required: true, Enum: "list|create"}, str("title", false)}, P | S},
 		// A modifier before a verb: the verb after it decides.
 		{"crm", "crm_batch_read_contacts", "", []Param{str("ids", true)}, P},
 		{"crm", "crm_bulk_delete_contacts", "", []Param{str("ids", true)}, S},

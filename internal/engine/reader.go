@@ -31,30 +31,35 @@ const (
 
 var verbClasses = map[string]verbClass{}
 
+// verbLists are the verbs of each class. A verb is in one class only
+// (TestVerbClassesDisjoint): in two, the class it got would depend on the
+// order a map is read in.
+var verbLists = map[verbClass]string{
+	vRead: "return take capture get list query find fetch read view describe show retrieve lookup look export count check status stat stats " +
+		"download explain inspect analyze analyse summarize summarise resolve validate verify diff log logs info detail details " +
+		"preview print load cat open scan discover compare poll head tail tree blame whoami lint aggregate search_in observe generate obtain",
+	vSearch: "search ask research answer",
+	vWeb:    "scrape crawl browse extract map visit",
+	vNav:    "navigate goto go",
+	vWrite: "send post create update delete remove merge deploy publish invite add comment assign unassign close reopen " +
+		"transfer pay charge refund cancel schedule trigger approve unapprove protect unprotect mark rename move modify " +
+		"patch put set upload push fork apply scale rollout install upgrade uninstall drop insert write edit append reply " +
+		"react share submit finalize unresolve archive unarchive restore star unstar subscribe unsubscribe follow unfollow " +
+		"like upvote vote lock unlock pin unpin enable disable rotate revoke grant notify forward email message tweet dm book " +
+		"reserve order buy purchase sign save store import sync commit checkout reset rebase stash revert tag init clone pull " +
+		"replace rerun retry restart cleanup clean purge empty invalidate confirm accept decline reject dismiss link unlink " +
+		"manage management handle configure register unregister duplicate copy batch bulk upsert increment decrement " +
+		"respond rsvp compose replay pause unpause request attach detach watch unwatch clear erase wipe dml promote demote " +
+		"setup provision activate deactivate reactivate resume suspend acknowledge ack enroll onboard flush",
+	vExec:     "execute exec run eval evaluate invoke call shell interact",
+	vUI:       "click type fill select press drag tap submit_form dblclick act",
+	vIdle:     "hover scroll wait sleep focus",
+	vSession:  "connect disconnect login logout auth authenticate reconnect ping echo toggle start stop kill terminate end resize",
+	vFeedback: "feedback",
+}
+
 func init() {
-	for class, ws := range map[verbClass]string{
-		vRead: "return take capture get list query find fetch read view describe show retrieve lookup look export count check status stat stats " +
-			"download explain inspect analyze analyse summarize summarise resolve validate verify diff log logs info detail details " +
-			"preview print load cat open scan discover compare poll head tail tree blame whoami lint aggregate search_in observe generate obtain",
-		vSearch: "search ask research answer",
-		vWeb:    "scrape crawl browse extract map visit",
-		vNav:    "navigate goto go",
-		vWrite: "send post create update delete remove merge deploy publish invite add comment assign unassign close reopen " +
-			"transfer pay charge refund cancel schedule trigger approve unapprove protect unprotect mark rename move modify " +
-			"patch put set upload push fork apply scale rollout install upgrade uninstall drop insert write edit append reply " +
-			"react share submit finalize unresolve archive unarchive restore star unstar subscribe unsubscribe follow unfollow " +
-			"like upvote vote lock unlock pin unpin enable disable rotate revoke grant notify forward email message tweet dm book " +
-			"reserve order buy purchase sign save store import sync commit checkout reset rebase stash revert tag init clone pull " +
-			"replace rerun retry restart cleanup clean purge empty invalidate confirm accept decline reject dismiss link unlink " +
-			"manage management handle configure register unregister duplicate copy batch bulk upsert increment decrement " +
-			"respond rsvp compose replay pause unpause request attach detach watch unwatch clear erase wipe dml " +
-			"setup provision activate deactivate reactivate resume suspend acknowledge ack enroll onboard flush",
-		vExec:     "execute exec run eval evaluate invoke call shell interact",
-		vUI:       "click type fill select press drag drop tap submit_form dblclick act",
-		vIdle:     "hover scroll wait sleep focus",
-		vSession:  "connect disconnect login logout auth authenticate reconnect ping echo toggle start stop kill terminate end resize",
-		vFeedback: "feedback",
-	} {
+	for class, ws := range verbLists {
 		for _, w := range strings.Fields(ws) {
 			verbClasses[w] = class
 		}
@@ -65,6 +70,13 @@ func init() {
 var agentNouns = map[string]string{"reader": "read", "writer": "write", "fetcher": "fetch", "getter": "get", "updater": "update",
 	"creator": "create", "sender": "send", "deleter": "delete", "uploader": "upload", "downloader": "download",
 	"searcher": "search", "lister": "list", "crawler": "crawl", "scraper": "scrape"}
+
+// prepositions start a criterion in a name: search_by_sender,
+// search_since_date, list_from_queue.
+var prepositions = words("by from since until with without before after")
+
+// modifiers qualify what a name acts on without naming it (unread, all).
+var modifiers = words("unread unreplied all recent new latest starred flagged archived")
 
 // sessionPrefix are session verbs that name a product area when another
 // verb follows them (auth_get_user, auth_delete_user).
@@ -157,7 +169,8 @@ func readDef(def ToolDef, service map[string]bool) reading {
 	}
 	// A name that ends in the doer of a verb is that verb's tool:
 	// deploy_services_reader reads deploys, project_updater updates.
-	if n := len(ws); n > 1 && agentNouns[ws[n-1]] != "" {
+	// After a preposition it is a criterion (search_by_sender).
+	if n := len(ws); n > 1 && agentNouns[ws[n-1]] != "" && !prepositions[ws[n-2]] {
 		vi = n - 1
 		ws = slices.Clone(ws)
 		ws[n-1] = agentNouns[ws[n-1]]
@@ -207,6 +220,17 @@ func readDef(def ToolDef, service map[string]bool) reading {
 		}
 	}
 	r.objects = append(r.objects, dropped...)
+	// What follows a preposition is a criterion (search_by_subject,
+	// search_unread_from_sender): with nothing but criteria and modifiers
+	// after the verb, the name does not say what it acts on.
+	crit := len(ws) // where the criteria start
+	for i := vi + 1; vi >= 0 && i < len(ws); i++ {
+		if prepositions[ws[i]] {
+			crit = i
+			break
+		}
+	}
+	named := false
 	for i, w := range ws {
 		// A service word names the server wherever it stands
 		// (get_code_context_exa, search_sentry_tools): not an object.
@@ -218,7 +242,16 @@ func readDef(def ToolDef, service map[string]bool) reading {
 				continue
 			}
 		}
+		if i > vi && i < crit && !modifiers[w] {
+			named = true
+		}
 		r.objects = append(r.objects, stem(w))
+	}
+	if vi >= 0 && crit < len(ws) && !named {
+		if v, _, objs := descriptionVerb(def.Description, service); v != "" && len(objs) > 0 {
+			r.objects = append(objs, r.objects...)
+			r.descObjs = true
+		}
 	}
 	// A name that is only a verb (search, jira_get): the description
 	// says what it acts on ("Search for files in Google Drive").

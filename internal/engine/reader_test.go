@@ -335,3 +335,18 @@ func TestAnnotationsOnlyAdd(t *testing.T) {
 		}
 	}
 }
+
+// TestVerbClassesDisjoint: a verb listed in two classes would get one of
+// them at random, the order of a map's iteration deciding (drop was in
+// both the write and the page-action classes).
+func TestVerbClassesDisjoint(t *testing.T) {
+	seen := map[string]verbClass{}
+	for class, ws := range verbLists {
+		for _, w := range strings.Fields(ws) {
+			if c, ok := seen[w]; ok && c != class {
+				t.Errorf("verb %q is in classes %d and %d", w, c, class)
+			}
+			seen[w] = class
+		}
+	}
+}
