@@ -20,13 +20,15 @@
 // with its whole catalogue, and the other benign servers stand as other
 // servers, as if a user ran them all: those of its own split and of the
 // splits gathered before it (dev and heldout were gathered together, heldout2
-// after them, heldout3 after heldout2, heldout4 after heldout3), so that
+// after them, heldout3 after heldout2, heldout4 after heldout3, heldout5
+// after heldout4), so that
 // adding a later split leaves the earlier splits' numbers as they were.
 //
 // The program prints recall per attack class and per origin (poc,
 // benchmark) and the false-positive rate per server, for the dev split, the
-// heldout split, the heldout2, heldout3 and heldout4 splits (each gathered
-// later from other sources; every held-out split studied once measured) and all of them, then the
+// heldout split, the heldout2 to heldout5 splits (each gathered later from
+// other sources; every held-out split but heldout5 studied once measured)
+// and all of them, then the
 // misses and the false positives.
 package main
 
@@ -113,7 +115,7 @@ func (r *Rate) add(caught bool) {
 	r.Rate = float64(r.Caught) / float64(r.Total)
 }
 
-// Half is the numbers of one split (dev, heldout, heldout2, heldout3, heldout4 or all).
+// Half is the numbers of one split (dev, heldout, heldout2 … heldout5, or all).
 type Half struct {
 	Recall         Rate            `json:"recall"`
 	RecallByClass  map[string]Rate `json:"recall_by_class"`
@@ -322,17 +324,19 @@ var heldOut = []struct{ key, name, note string }{
 	{"heldout2", "held-out 2", "false positives and misses studied"},
 	{"heldout3", "held-out 3", "false positives and misses studied"},
 	{"heldout4", "held-out 4", "false positives and misses studied"},
+	{"heldout5", "held-out 5", "never tuned on, measured once"},
 }
 
 // splitNames are the splits in the order they were gathered; "all" is
 // every item.
-var splitNames = []string{"dev", "heldout", "heldout2", "heldout3", "heldout4"}
+var splitNames = []string{"dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"}
 
 // gathered is when a split was gathered: dev and heldout together, heldout2
-// later, heldout3 after heldout2, heldout4 after heldout3. A benign server
+// later, heldout3 after heldout2, heldout4 after heldout3, heldout5 after
+// heldout4. A benign server
 // sees as other servers those of its own split and of the splits gathered
 // before it.
-var gathered = map[string]int{"dev": 0, "heldout": 0, "heldout2": 1, "heldout3": 2, "heldout4": 3}
+var gathered = map[string]int{"dev": 0, "heldout": 0, "heldout2": 1, "heldout3": 2, "heldout4": 3, "heldout5": 4}
 
 func generation(split string) int {
 	if g, ok := gathered[split]; ok {
