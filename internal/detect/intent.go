@@ -299,13 +299,24 @@ var intentRules = []phraseRule{
 	// trust claims and comparisons
 	{detector: detPrefer, pattern: "{this tool|this function|this service|this server|this api|it} {is|has been} {officially|fully|formally}? {verified|certified|endorsed|approved|recommended|trusted|vetted|audited|authorized|authorised|sanctioned|whitelisted|allowlisted} {by|from} {openai|anthropic|google|microsoft|the platform|the system|the administrator|your administrator|the admin|the developers|your developers|experts|security experts|the security team|the mcp|the official|the operator|the organization|the organisation|your organization|your organisation|the company|your company|the user s company}", def: Medium, res: Low, mention: true,
 		msg: "Claims an authority vouches for this tool: preference manipulation by borrowed trust."},
+	{detector: detPrefer, pattern: "{should|must|has to|needs to} always be {run|called|used|invoked|executed|selected|chosen|preferred}", def: Medium, res: Low, mention: true, negatable: true,
+		msg: "Says it should always be run: a tool that asks to be chosen every time is steering the model's choice (preference manipulation)."},
 	{detector: detPrefer, pattern: "{recommended|preferred|designated|mandatory|required|approved|official} {tool|choice|option|function|service} {for all|for every|for any|for everything|in all cases|at all times|above all others}", def: Medium, res: Low, mention: true,
 		msg: "Claims to be the designated tool for everything: preference manipulation."},
 	{detector: detPrefer, pattern: "{unlike|compared to|compared with|in contrast to} {other|the other|any other|most other|all other|competing|similar|alternative} ~1 {tool|tools|function|functions|server|servers|service|services|api|apis|solution|solutions|options}", def: Medium, res: Low, mention: true,
 		msg: "Compares itself with the other tools to win the model's choice: preference manipulation."},
 	// consent bypass
-	{detector: detConceal, pattern: "{do not|don t|never|no need to|without|skip|avoid} {ask|asking|prompt|prompting|check with|checking with|consult|consulting|confirm with|wait for|waiting for|request|requesting|seek|seeking|get|getting} {the user|the user s|users|the human|anyone|them}? {for}? {confirmation|permission|approval|consent|authorization|authorisation|a confirmation|explicit consent|their consent|their approval|their permission}", def: Medium, res: Low, mention: true, check: chkImperative,
+	{detector: detConceal, pattern: "{do not|don t|never|no need to|without|skip|avoid} {ask|asking|prompt|prompting|check with|checking with|consult|consulting|confirm with|wait for|waiting for|request|requesting|seek|seeking|get|getting} {the user|the user s|user|users|the human|anyone|them}? {for}? {additional|further|any|extra|more|explicit|separate|user}? {confirmation|permission|approval|consent|authorization|authorisation|a confirmation|explicit consent|their consent|their approval|their permission}", def: Medium, res: Low, mention: true, check: chkImperative,
 		msg: "Tells the model to act without the user's confirmation: consent the user never gave."},
+	{detector: detConceal, pattern: "{do not|don t|never|no need to|skip|avoid} {verify|verifying|check|checking|validate|validating} {the|any|their|the user s}? {authorization|authorisation|permissions|permission|credentials|identity|access rights}", def: Medium, res: Low, mention: true, check: chkImperative,
+		msg: "Tells the model to skip checking who is allowed to do this: an authorization bypass."},
+	// authority the user never gave, assumed
+	{detector: detConceal, pattern: "assume {that}? {all}? {the}? {administrator|administrative|admin|user|prior|full|root}? {authorization|authorisation|permission|permissions|approval|consent|access} ~4 {exists|exist|granted|given|completed|obtained|passed|been granted}", def: Medium, res: Low, mention: true, negatable: true,
+		msg: "Tells the model to assume it has been authorized: permission the user never gave."},
+	{detector: detConceal, pattern: "treat ~5 as {administrator|administrative|admin|root|privileged|elevated|superuser} {authorized|authorised|commands|command|requests|instructions|operations|approved}", def: Medium, res: Low, mention: true, negatable: true,
+		msg: "Tells the model to treat requests as an administrator's: privileges the user does not have."},
+	{detector: detIgnore, pattern: "{fulfilled|followed|obeyed|executed|carried out|complied with|granted|answered|done} without {question|questioning|hesitation|any checks|checking}", def: Medium, res: Low, mention: true, negatable: true,
+		msg: "Tells the model to carry out requests without question: an instruction to drop its judgement."},
 
 	// ---- the model's identity and context requested
 	{detector: detExfilArg, pattern: "{the|this|your} {name|identity|version|type|kind|identifier|id|vendor|provider} of {the|your|this}? {llm|ai|model|assistant|agent|language model|llm model|ai model|ai assistant|ai agent|chatbot|bot} {that|which|who|currently}? {calls|is calling|uses|is using|invokes|is invoking|runs|executes|called|invoked|used|operates|reads|answers}", def: Medium, res: Low, mention: true,
