@@ -176,7 +176,7 @@ func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding
 	}
 	raw = append(raw, oversizedText("description", t.Description)...)
 	for _, sch := range schemas {
-		raw = append(raw, scanJSON(sch, ix)...)
+		raw = append(raw, scanJSON(sch, ix, secretTool)...)
 		if sch.name != "annotations" {
 			raw = append(raw, oversizedSchema(sch.name, sch.raw)...)
 		}
@@ -652,8 +652,11 @@ func decodeField(name string, raw json.RawMessage) jsonField {
 }
 
 // scanJSON walks a JSON value and scans every object key and string value
-// as a field of its own. Invalid JSON is scanned as one text.
-func scanJSON(f jsonField, ix *shadowIndex) []rawFinding {
+// as a field of its own. Invalid JSON is scanned as one text. secretTool
+// says the tool is named for secrets: its parameters speak of them as its
+// description does (password_read's "include the secret value in the
+// response").
+func scanJSON(f jsonField, ix *shadowIndex, secretTool bool) []rawFinding {
 	name, v := f.name, f.v
 	switch {
 	case f.empty:
@@ -672,7 +675,7 @@ func scanJSON(f jsonField, ix *shadowIndex) []rawFinding {
 		}
 		switch x := v.(type) {
 		case string:
-			out = append(out, scanField(ctxDef, path, x, fieldOpts{shadow: ix, secretName: secretParam(path), param: strings.Contains(path, ".properties.")})...)
+			out = append(out, scanField(ctxDef, path, x, fieldOpts{shadow: ix, secretName: secretTool || secretParam(path), param: strings.Contains(path, ".properties.")})...)
 		case []any:
 			for i, e := range x {
 				walk(path+"["+strconv.Itoa(i)+"]", e, depth+1)

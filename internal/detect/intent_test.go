@@ -628,3 +628,29 @@ func TestAuthorityAssumed(t *testing.T) {
 		{name: "always be valid", desc: "The id must always be a valid UUID."},
 	})
 }
+
+// TestSecretToolParameters: a tool named for secrets speaks of them in its
+// parameters' descriptions as in its own (1Password's password_read: "If
+// true, include the secret value in plaintext in the response"), which is
+// its job, not a request for the user's secrets; the same words in another
+// tool's parameter still count.
+func TestSecretToolParameters(t *testing.T) {
+	schema := `{"type":"object","properties":{"reveal":{"type":"boolean","description":"If true, include the secret value in the response."}}}`
+	cat := func(name string) Catalogue {
+		return Catalogue{Server: "vault", Tools: []Tool{{Name: name, Description: "Reads an item.", InputSchema: json.RawMessage(schema)}}}
+	}
+	if fs := ScanCatalogue(cat("secret_read"), nil)["secret_read"]; maxSeverity(fs) >= Medium {
+		t.Errorf("secret_read: %v", fs)
+	}
+	if fs := ScanCatalogue(cat("weather_read"), nil)["weather_read"]; maxSeverity(fs) < Medium {
+		t.Errorf("weather_read asking to include the secret value: %v, want a finding of medium or more", fs)
+	}
+}
+
+func maxSeverity(fs []Finding) Severity {
+	var m Severity
+	for _, f := range fs {
+		m = max(m, f.Severity)
+	}
+	return m
+}
