@@ -27,7 +27,7 @@
 // The program prints recall per attack class and per origin (poc,
 // benchmark) and the false-positive rate per server, for the dev split, the
 // heldout split, the heldout2 to heldout5 splits (each gathered later from
-// other sources; every held-out split but heldout5 studied once measured)
+// other sources; every held-out split studied once measured)
 // and all of them, then the
 // misses and the false positives.
 package main
@@ -324,7 +324,7 @@ var heldOut = []struct{ key, name, note string }{
 	{"heldout2", "held-out 2", "false positives and misses studied"},
 	{"heldout3", "held-out 3", "false positives and misses studied"},
 	{"heldout4", "held-out 4", "false positives and misses studied"},
-	{"heldout5", "held-out 5", "never tuned on, measured once"},
+	{"heldout5", "held-out 5", "measured once, then its misses studied"},
 }
 
 // splitNames are the splits in the order they were gathered; "all" is
