@@ -533,7 +533,7 @@ func TestIntentEvidence(t *testing.T) {
 // (send-email is send_email), so naming them is no shadowing of another
 // server's tools of those names.
 func TestShadowingOwnSpellings(t *testing.T) {
-	others := map[string][]string{"tasks": {"search_tasks"}, "mail": {"send_email"}}
+	others := map[string][]string{"tasks": {"search_tasks"}, "mail": {"send_email"}, "serp": {"scrape"}}
 	for _, c := range []struct {
 		cat  Catalogue
 		tool string
@@ -546,6 +546,12 @@ func TestShadowingOwnSpellings(t *testing.T) {
 			{Name: "send-email", Description: "Sends an e-mail."},
 			{Name: "create-automation", Description: "Steps must always start with a send_email step."},
 		}}, "create-automation"},
+		// crawler_scrape is this server's "scrape", whatever another
+		// server's plain-word tool is called
+		{Catalogue{Server: "crawler", Tools: []Tool{
+			{Name: "crawler_scrape", Description: "Scrapes one page."},
+			{Name: "crawler_extract", Description: "Deprecated: use scrape with a JSON format instead."},
+		}}, "crawler_extract"},
 	} {
 		for _, f := range ScanCatalogue(c.cat, others)[c.tool] {
 			if f.Severity >= Medium {

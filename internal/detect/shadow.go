@@ -101,6 +101,7 @@ type shadowName struct {
 // names this server also has.
 func newShadowIndex(others map[string][]string, self string, same []string) *shadowIndex {
 	ix := &shadowIndex{names: map[string]shadowName{}, same: map[string]bool{}, squash: map[string]bool{}}
+	stripped := map[string]bool{}
 	for _, n := range same {
 		l := strings.ToLower(n)
 		ix.same[l] = true
@@ -112,6 +113,10 @@ func newShadowIndex(others map[string][]string, self string, same []string) *sha
 		if i := strings.IndexAny(l, "_-."); i > 0 && strings.ContainsAny(l[i+1:], "_-.") {
 			ix.same[l[i+1:]] = true
 			ix.squash[squashName(l[i+1:])] = true
+		} else if i > 0 {
+			// firecrawl_scrape is this server's "scrape": another
+			// server's plain-word tool of that name is not what it means
+			stripped[l[i+1:]] = true
 		}
 	}
 	for srv, names := range others {
@@ -120,7 +125,8 @@ func newShadowIndex(others map[string][]string, self string, same []string) *sha
 		}
 		for _, n := range names {
 			l := strings.ToLower(n)
-			if len(n) < 4 || commonWords[l] || ix.same[l] || ix.squash[squashName(l)] || !isToolNameish(n) {
+			if len(n) < 4 || commonWords[l] || ix.same[l] || ix.squash[squashName(l)] || !isToolNameish(n) ||
+				stripped[l] && isPlainWord(n) {
 				continue
 			}
 			// several servers may share a name: keep the smallest server
