@@ -171,7 +171,9 @@ var intentRules = []phraseRule{
 	{detector: detTamper, pattern: "{append|prepend|add|attach|insert|inject} ~8 {to|into|onto} {the|every|each|all|any} @userQ? @argT", def: Medium, res: Low, mention: true, negatable: true, check: chkModal | chkQuoted,
 		msg: "Tells the model to add its own words to the user's query or arguments: argument tampering."},
 	{detector: detTamper, pattern: "{regardless of|no matter|irrespective of|ignoring|disregarding|whatever} {what|which}? {the user|the user s|user|users|the requested|the original|the specified|the provided|their} ~3 {request|requests|requested|asks|ask|asked|input|says|wants|specifies|specified|provides|provided|query|queries|chooses|chose|choice|choices|enters|entered|value|ticker|symbol|location|recipient|amount|preference|preferences|wishes|instructions|selection|opinion|decision|intent|criteria|constraints|budget|says so}", def: Medium, res: Low, mention: true,
-		msg: "Tells the model to disregard what the user asked for: argument tampering."},
+		// "the original request URI": an HTTP request's, not the user's
+		notAfter: "uri|url|urls|path|paths|header|headers|body|method|line|id|ids|host",
+		msg:      "Tells the model to disregard what the user asked for: argument tampering."},
 	{detector: detTamper, pattern: "{instead of|rather than|in place of} {the|what|whatever}? @userQ ~2 @argN ~3 {use|set|search|query|send|pass|enter|put|substitute|provide}", def: Medium, res: Low, mention: true,
 		msg: "Tells the model to use its own arguments in place of the user's: argument tampering."},
 	{detector: detTamper, pattern: "{use|set|pass|send|search for|query|enter|substitute} ~6 {instead of|rather than|in place of} {the|what|whatever}? @userQ ~2 @argN", def: Medium, res: Low, mention: true, check: chkModal,

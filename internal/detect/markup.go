@@ -302,7 +302,7 @@ func angleAt(n []byte, i int, hasClose func([]byte) bool, upper func(j, k int) b
 		return markupHit{}, false
 	}
 	kind := tagNames[string(name)]
-	if kind&tnMarkup != 0 {
+	if kind&tnMarkup != 0 && !(!closing && afterFlag(n, i) && !hasClose(name)) {
 		return markupHit{i, e + 1, mkTag, string(name)}, true
 	}
 	if kind&tnRole != 0 && (closing || hasClose(name)) {
@@ -320,6 +320,24 @@ func angleAt(n []byte, i int, hasClose func([]byte) bool, upper func(j, k int) b
 		return markupHit{i, e + 1, mkOddTag, string(name)}, true
 	}
 	return markupHit{}, false
+}
+
+// afterFlag reports a command-line flag just before i ("--secret
+// <secret>", "-k=<key>"): the tag is the flag's value placeholder, a
+// usage line's, not markup.
+func afterFlag(n []byte, i int) bool {
+	j := i
+	for j > 0 && (n[j-1] == ' ' || n[j-1] == '=') && i-j < 2 {
+		j--
+	}
+	if j == i {
+		return false
+	}
+	k := j
+	for k > 0 && (isIdentByte(n[k-1]) || n[k-1] == '-') && j-k < 40 {
+		k--
+	}
+	return k < j && n[k] == '-' && (k == 0 || n[k-1] == ' ' || n[k-1] == '(' || n[k-1] == '`' || n[k-1] == ',')
 }
 
 // tagWordsIn reports whether a tag name holds, as one of its _/- separated

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/bits"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -808,6 +809,10 @@ func refScanMarkup(v *view) (hits []markupHit, example []bool) {
 }
 
 // refAngleAt is angleAt as of the reference commit.
+// refFlagBefore is a command-line flag ending just before a tag: "--x ",
+// "-k=", "(--name ".
+var refFlagBefore = regexp.MustCompile("(?:^|[ (`,])-[A-Za-z0-9_-]{0,39}[ =]{1,2}$")
+
 func refAngleAt(n []byte, i int, hasClose func(string) bool, upper func(j, k int) bool) (markupHit, bool) {
 	j := i + 1
 	// <|token|>
@@ -861,7 +866,9 @@ func refAngleAt(n []byte, i int, hasClose func(string) bool, upper func(j, k int
 	if e >= len(n) || n[e] != '>' {
 		return markupHit{}, false
 	}
-	if markupTags[name] {
+	// a flag's value placeholder ("--secret <secret>") is no markup
+	// unless the text closes it
+	if markupTags[name] && !(!closing && refFlagBefore.Match(n[max(0, i-42):i]) && !hasClose(name)) {
 		return markupHit{i, e + 1, mkTag, name}, true
 	}
 	if roleTags[name] && (closing || hasClose(name)) {
