@@ -140,7 +140,15 @@ func main() {
 	jsonOut := flag.String("json", "", "write the numbers to this file as JSON")
 	list := flag.Int("list", 40, "list at most this many misses and false positives per split (0: none, -1: all)")
 	readme := flag.String("readme", "", "also rewrite the poisoning block of this Markdown file (README.md) with the numbers")
+	catalogues := flag.String("catalogues", "", "instead, list every catalogue of this folder (testdata/catalogues) with all the others configured alongside, and print the definitions flagged")
 	flag.Parse()
+	if *catalogues != "" {
+		if _, _, err := allAtOnce(*catalogues, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "poisoning:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	rep, err := run(*data, *jsonOut, *list, os.Stdout)
 	if err == nil && *readme != "" {
 		err = mdblock.Replace(*readme, readmeStart, readmeEnd, readmeBlock(rep))
