@@ -20,6 +20,7 @@ import (
 // finding of medium or more) as false positives: none of them is
 // poisoned. It returns how many were caught and how many were listed.
 func allAtOnce(dir string, w io.Writer) (caught, total int, err error) {
+	withheld := 0
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return 0, 0, err
@@ -63,10 +64,15 @@ func allAtOnce(dir string, w io.Writer) (caught, total int, err error) {
 			total++
 			if v.Caught {
 				caught++
-				fmt.Fprintf(w, "  %s/%s: %s\n", c.Server, c.Tools[i].Name, v.Findings)
+				state := "warned"
+				if v.Withheld {
+					withheld++
+					state = "WITHHELD"
+				}
+				fmt.Fprintf(w, "  %s/%s (%s): %s\n", c.Server, c.Tools[i].Name, state, v.Findings)
 			}
 		}
 	}
-	fmt.Fprintf(w, "catalogues, every server configured alongside every other: %d of %d definitions flagged (%d servers)\n", caught, total, len(cats))
+	fmt.Fprintf(w, "catalogues, every server configured alongside every other: %d of %d definitions flagged, %d withheld (%d servers)\n", caught, total, withheld, len(cats))
 	return caught, total, nil
 }
