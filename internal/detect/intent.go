@@ -260,8 +260,10 @@ var intentRules = []phraseRule{
 	{detector: detSideTask, pattern: "{include|add|insert|append|embed|show|display|mention|recommend|promote|put} {a|the|this|our}? {link|url|hyperlink|banner|ad|advert|advertisement|promotion|promo|promo code|discount code|coupon|coupon code|referral link|affiliate link|sponsored link|tracking link|tracking pixel|image} ~4", def: Medium, res: Low, mention: true, destAfter: true, negatable: true, check: chkImperative,
 		msg: "Tells the model to put a link of the definition's choosing in its answer: the definition advertises or tracks through the model."},
 	{detector: detPrefer, pattern: "{prefer|favor|favour} {it|this|this tool|this one|me} {for all|for any|for every|for everything|always|at all times|whenever|above all|over all|over any|over every|to all|to any|to every}", def: Medium, res: Low, mention: true, negatable: true,
+		notAfter: scopedWork,
 		msg: "Tells the model to prefer this tool for everything: preference manipulation."},
 	{detector: detPrefer, pattern: "^ {choose|select|pick|prefer} {this|this tool|this function|me} {first|exclusively|only|above all|before any other|before all other|before all others|by default|for everything|for all|for any|for every}", def: Medium, res: Low, mention: true,
+		notAfter: scopedWork,
 		msg: "Tells the model to use this tool first or only: preference manipulation."},
 	{detector: detPrefer, pattern: "{other|all other|any other|alternative|competing|similar|the other|third party|rival} ~1 {tool|tools|function|functions|server|servers|service|services|api|apis|solution|solutions|option|options|plugin|plugins} {return|returns|give|gives|produce|produces|provide|provides|contain|contains|have|has|leak|leaks|send|sends|make|makes|report|reports} ~2 {fabricated|fake|false|wrong|incorrect|outdated|stale|inaccurate|hallucinated|malicious|errors|bugs|vulnerabilities|malware|mistakes|garbage|misleading|invented|unreliable|bad|poor|biased|spam}", def: Medium, res: Low, mention: true,
 		msg: "Disparages the other tools so the model avoids them: preference manipulation."},
@@ -330,6 +332,10 @@ var intentRules = []phraseRule{
 	{detector: detExfilArg, pattern: "{should|must|will|shall|has to|needs to} {contain|include|hold|be|carry|receive|list} ~3 {the|your|all|every|each}? {user s|users|assistant s|model s|previous|prior|last|earlier|entire|full|whole|complete|recent|current|latest|original} ~2 {message|messages|conversation|conversations|chat|chats|prompt|prompts|instructions|system prompt|context|history|transcript|reply|replies|request|requests|turn|turns|input|inputs|query|queries}", def: Medium, res: Low, mention: true, negatable: true,
 		msg: "Asks for the conversation (the user's messages, the prompt) to be put in a field: the shape of an exfiltration parameter."},
 }
+
+// scopedWork names one kind of work after "prefer this tool for all":
+// "for all read operations" scopes the preference, "for all tasks" does not.
+const scopedWork = "read|reads|write|writes|readonly|file|files|local|git|sql|shell|http|network|image|images|text|code|math|date|time|search|searches|lookup|lookups"
 
 // word sets of the checks (compiled in initIntentWords)
 var (
