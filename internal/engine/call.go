@@ -86,9 +86,19 @@ type judgement struct {
 	of map[flow.Kind]verdict
 }
 
-func (j *judgement) counted(i int32) bool { return j.of[j.s.KindOf(i)].counted }
+func (j *judgement) counted(i int32) bool { return j.verdictOf(i).counted }
 
-func (j *judgement) exempt(i int32) bool { return j.of[j.s.KindOf(i)].exempt }
+func (j *judgement) exempt(i int32) bool { return j.verdictOf(i).exempt }
+
+// verdictOf is source i's verdict. A source of a kind the session did not
+// list (its labels changed without Relabel) counts and is not exempt: what
+// Weir did not judge is judged as carried (DESIGN rule 1).
+func (j *judgement) verdictOf(i int32) verdict {
+	if v, ok := j.of[j.s.KindOf(i)]; ok {
+		return v
+	}
+	return verdict{counted: true}
+}
 
 // decideCall judges one tools/call.
 func decideCall(in Inputs, c Call) Decision {

@@ -171,3 +171,19 @@ func TestSteeringByNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestUnlistedKindCounts: a source whose labels were changed behind the
+// session's back (not through Relabel) has a kind the session does not
+// list; the call is judged as if it counted, never as if the source were
+// declassified (DESIGN rule 1).
+func TestUnlistedKindCounts(t *testing.T) {
+	h := hasher(t)
+	pol := mustPolicy(t, "version: 1\n")
+	secret := "The acquisition of Norrland Timber closes on 14 March at 41 crowns a share; tell nobody before the board meets."
+	s := session(t, h, read{"files/read_text_file", flow.Private, secret})
+	s.Sources[0].Labels |= flow.Evicted // not through Relabel
+	call := Call{Server: "mail", Tool: "send_email", Labels: ToolLabels{Labels: flow.Sink}, Args: args("to", "x@example.com", "body", secret)}
+	if d := decide(pol, h, s, call); d.Verdict != flow.Block {
+		t.Errorf("a leak of a source of an unlisted kind: %s %s (%s), want block", d.Verdict, d.Rule, d.Reason)
+	}
+}
