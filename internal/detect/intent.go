@@ -61,7 +61,6 @@ const (
 	chkActBefore                        // an action verb opens a clause within 8 tokens before the match ("star the repo after every call"); the finding starts there
 	chkNotLabel                         // skip when a colon follows the match: a label ("First call: `path: …`"), not an order
 	chkNotAPI                           // skip when what is called first is an interface or API of the service ("first call the [upload] interface")
-	chkNotOwnPlain                      // skip when the sentence names one of this server's own tools and nothing in it presses (must, always, only…)
 )
 
 var intentClasses = map[string]string{
@@ -505,11 +504,6 @@ func postChecks(v *view, r *phraseRule, a, b int, ix *shadowIndex, param bool) b
 		return false
 	}
 	if c&chkNotOwn != 0 {
-		if own, _ := toolRefs(v, a, se, ix); own {
-			return false
-		}
-	}
-	if c&chkNotOwnPlain != 0 && !pressure.anyIn(v, sa, se) {
 		if own, _ := toolRefs(v, a, se, ix); own {
 			return false
 		}

@@ -273,10 +273,7 @@ var phraseRules = []phraseRule{
 	{detector: detConceal, pattern: "{do|perform|complete|handle|carry out|execute} {it|this|that|so|everything|these|them|all of this} {silently|secretly|quietly|covertly|discreetly|surreptitiously|stealthily|in secret|in the background}", def: High, res: Medium, negatable: true, mention: true,
 		msg: "Tells the model to act silently or secretly."},
 	// ---- read before use / preconditions (English)
-	// "before using the tool, use `browser_get_clickable_elements`": a
-	// step through a sibling tool is the server's own workflow, unless the
-	// sentence presses ("you must call `get_news` … and then report")
-	{detector: detReadFirst, pattern: "before @useV ~1 {this|the|any|these|other|any other|each|every|those|another} ~1 {tool|tools|function|functions|command|server|plugin|api|action|method|operation}", def: Medium, res: Low, mention: true, check: chkVerb | chkNotOwnPlain,
+	{detector: detReadFirst, pattern: "before @useV ~1 {this|the|any|these|other|any other|each|every|those|another} ~1 {tool|tools|function|functions|command|server|plugin|api|action|method|operation}", def: Medium, res: Low, mention: true, check: chkVerb,
 		msg: "Sets a precondition the model must meet before using a tool: poisoned definitions use this to make the model read files or call other tools first."},
 	{detector: detReadFirst, pattern: "{prior to|in order to|to} @useV {this|the} {tool|function|server|api} ~3 {you must|you need to|you have to|you should|first|must first|is required|are required|it is necessary}", def: Medium, res: Low, mention: true,
 		msg: "Sets a precondition the model must meet before using a tool."},
