@@ -200,8 +200,16 @@ var reportObjects = words("report reports analysis analytics audit")
 // code, a script, a query or a program's arguments.
 func commandParam(p Param) bool {
 	ws := splitName(p.Name)
-	return anyOf(ws, execObjects) != "" || anyOf(ws, words("args argv arguments expression statement")) != ""
+	return anyOf(ws, execObjects) != "" || anyOf(ws, argsWords) != ""
 }
+
+var argsWords = words("args argv arguments expression statement")
+
+// operationNames name a tool's switch of what it does (operation: get,
+// create); readOperation also takes a mode, method or command.
+var operationNames = words("operation operations action actions op")
+
+var switchNames = words("mode method command")
 
 // anyParam reports a parameter for which f holds.
 func anyParam(def ToolDef, f func(Param) bool) bool {
@@ -518,7 +526,7 @@ var readOps = words("get list show describe view search query fetch find retriev
 // what it manages. It returns the switch's name, or "".
 func readOperation(def ToolDef) string {
 	for _, p := range def.params() {
-		if p.Enum == "" || anyOf(splitName(p.Name), words("operation operations action actions op mode method command")) == "" {
+		if p.Enum == "" || anyOf(splitName(p.Name), operationNames) == "" && anyOf(splitName(p.Name), switchNames) == "" {
 			continue
 		}
 		vals := strings.Split(p.Enum, "|")
@@ -539,7 +547,7 @@ func readOperation(def ToolDef) string {
 // something that offers no write. It returns the switch's name, or "".
 func readOnlySwitch(def ToolDef) string {
 	for _, p := range def.params() {
-		if p.Enum == "" || anyOf(splitName(p.Name), words("operation operations action actions op")) == "" {
+		if p.Enum == "" || anyOf(splitName(p.Name), operationNames) == "" {
 			continue
 		}
 		read := false
@@ -548,11 +556,15 @@ func readOnlySwitch(def ToolDef) string {
 			if len(ws) == 0 {
 				continue
 			}
-			if _, c := verbOf(ws[0]); c != vNone && c != vRead && c != vSearch || slices.ContainsFunc(ws[1:], func(w string) bool {
-				_, c := verbOf(w)
-				return c == vWrite || c == vExec
-			}) {
+			// a value opening with any other verb, or naming a write or
+			// a run anywhere (list_and_delete), is not a read
+			if _, c := verbOf(ws[0]); c != vNone && c != vRead && c != vSearch {
 				return ""
+			}
+			for _, w := range ws[1:] {
+				if _, c := verbOf(w); c == vWrite || c == vExec {
+					return ""
+				}
 			}
 			read = read || readOps[ws[0]]
 		}
