@@ -93,7 +93,12 @@ type Benign struct {
 
 // Verdict is what Weir made of one definition.
 type Verdict struct {
-	Caught   bool     `json:"caught"`
+	Caught bool `json:"caught"`
+	// ByRules is Caught without the scorer's findings: what the rules
+	// alone catch (the scorer is trained on this set, so Caught is
+	// in-sample for it; bench/poisoning/train prints its out-of-split
+	// numbers).
+	ByRules  bool     `json:"caught_by_rules"`
 	Withheld bool     `json:"withheld"`
 	Severity string   `json:"severity"`
 	Rule     string   `json:"rule,omitempty"`
@@ -118,6 +123,9 @@ func (r *Rate) add(caught bool) {
 // Half is the numbers of one split (dev, heldout, heldout2 … heldout5, or all).
 type Half struct {
 	Recall         Rate            `json:"recall"`
+	RulesRecall    Rate            `json:"recall_rules_alone"`
+	RulesByOrigin  map[string]Rate `json:"recall_rules_alone_by_origin"`
+	RulesFP        Rate            `json:"false_positive_rules_alone"`
 	RecallByClass  map[string]Rate `json:"recall_by_class"`
 	RecallByOrigin map[string]Rate `json:"recall_by_origin"`
 	RecallByGroup  map[string]Rate `json:"recall_by_source"`
@@ -196,6 +204,9 @@ func readmeBlock(rep *Report) string {
 	row("all poisoned caught (recall)", func(h *Half) Rate { return h.Recall })
 	row("benign definitions flagged (false positives)", func(h *Half) Rate { return h.FalsePositive })
 	row("benign definitions withheld", func(h *Half) Rate { return h.Withheld })
+	row("proof-of-concepts caught, rules alone", func(h *Half) Rate { return h.RulesByOrigin["poc"] })
+	row("benchmark payloads caught, rules alone", func(h *Half) Rate { return h.RulesByOrigin["benchmark"] })
+	row("benign definitions flagged, rules alone", func(h *Half) Rate { return h.RulesFP })
 	fmt.Fprintf(&b, "| precision (caught poisoned / everything flagged)")
 	for _, sp := range splits {
 		h := rep.Halves[sp.key]
@@ -254,13 +265,17 @@ func run(dir, jsonOut string, list int, w io.Writer) (*Report, error) {
 		Halves: map[string]*Half{},
 	}
 	for _, split := range append(slices.Clone(splitNames), "all") {
-		h := &Half{RecallByClass: map[string]Rate{}, RecallByOrigin: map[string]Rate{}, RecallByGroup: map[string]Rate{}, FPByServer: map[string]Rate{}, Misses: []string{}, FalsePositives: []string{}}
+		h := &Half{RecallByClass: map[string]Rate{}, RecallByOrigin: map[string]Rate{}, RulesByOrigin: map[string]Rate{}, RecallByGroup: map[string]Rate{}, FPByServer: map[string]Rate{}, Misses: []string{}, FalsePositives: []string{}}
 		for i, p := range pois {
 			if split != "all" && p.Split != split {
 				continue
 			}
 			c := pv[i].Caught
 			h.Recall.add(c)
+			h.RulesRecall.add(pv[i].ByRules)
+			rr := h.RulesByOrigin[p.Origin]
+			rr.add(pv[i].ByRules)
+			h.RulesByOrigin[p.Origin] = rr
 			for _, cl := range p.Classes {
 				r := h.RecallByClass[cl]
 				r.add(c)
@@ -282,6 +297,7 @@ func run(dir, jsonOut string, list int, w io.Writer) (*Report, error) {
 			}
 			c := bv[i].Caught
 			h.FalsePositive.add(c)
+			h.RulesFP.add(bv[i].ByRules)
 			h.Withheld.add(bv[i].Withheld)
 			r := h.FPByServer[b.Server]
 			r.add(c)
@@ -413,7 +429,9 @@ func judgeList(ctx context.Context, pol *policy.Policy, server string, tools []d
 		sev := detect.Max(tv.Findings)
 		v := Verdict{Withheld: tv.Withheld(), Severity: sev.String(), Rule: string(tv.Rule)}
 		v.Caught = v.Withheld || sev >= detect.Medium
+		v.ByRules = v.Withheld
 		for _, f := range tv.Findings {
+			v.ByRules = v.ByRules || f.Severity >= detect.Medium && f.Detector != detect.ModelDetector
 			v.Findings = append(v.Findings, fmt.Sprintf("%s(%s) %s %q", f.Detector, f.Severity, f.Field, f.Evidence))
 		}
 		out[i] = v
@@ -474,7 +492,8 @@ func printRates(w io.Writer, title string, m map[string]Rate) {
 
 func printReport(w io.Writer, rep Report, pois []Poisoned, pv []Verdict, ben []Benign, bv []Verdict, list int) {
 	fmt.Fprintf(w, "Weir tool-poisoning evaluation (policy %s)\n", rep.Policy)
-	fmt.Fprintf(w, "caught = %s\n\n", rep.Caught)
+	fmt.Fprintf(w, "caught = %s\n", rep.Caught)
+	fmt.Fprintf(w, "the definition scorer (%s) is trained on this set: its share is in-sample here; go run ./bench/poisoning/train prints its out-of-split numbers\n\n", detect.ModelDetector)
 	byID := map[string]int{}
 	for i, p := range pois {
 		byID[p.ID] = i
@@ -485,8 +504,9 @@ func printReport(w io.Writer, rep Report, pois []Poisoned, pv []Verdict, ben []B
 	}
 	for _, split := range append(slices.Clone(splitNames), "all") {
 		h := rep.Halves[split]
-		fmt.Fprintf(w, "== %s: recall %d/%d %s, false positives %d/%d %s\n", split,
-			h.Recall.Caught, h.Recall.Total, pct(h.Recall), h.FalsePositive.Caught, h.FalsePositive.Total, pct(h.FalsePositive))
+		fmt.Fprintf(w, "== %s: recall %d/%d %s, false positives %d/%d %s (rules alone: %d/%d %s, %d/%d %s)\n", split,
+			h.Recall.Caught, h.Recall.Total, pct(h.Recall), h.FalsePositive.Caught, h.FalsePositive.Total, pct(h.FalsePositive),
+			h.RulesRecall.Caught, h.RulesRecall.Total, pct(h.RulesRecall), h.RulesFP.Caught, h.RulesFP.Total, pct(h.RulesFP))
 		printRates(w, "recall by class", h.RecallByClass)
 		printRates(w, "recall by origin", h.RecallByOrigin)
 		printRates(w, "recall by source", h.RecallByGroup)

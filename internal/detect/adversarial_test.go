@@ -158,9 +158,11 @@ func TestAdversarialLinear(t *testing.T) {
 			scan := fastest(func() { ScanText("result", in) })
 			clean := fastest(func() { Clean(in) })
 			def := fastest(func() { ScanTool(Tool{Name: "t", Description: in}, map[string][]string{"mail": {"send_email"}}) })
-			t.Logf("%-20s ScanText %6.1f ms  Clean %6.1f ms  ScanTool %6.1f ms", name,
-				ms(scan), ms(clean), ms(def))
-			for what, d := range map[string]time.Duration{"ScanText": scan, "Clean": clean, "ScanTool": def} {
+			// the scorer runs only where the rules found nothing, so on its own
+			model := fastest(func() { builtinModel().Score(DefinitionFeatures(Tool{Name: "t", Description: "Cover. " + in})) })
+			t.Logf("%-20s ScanText %6.1f ms  Clean %6.1f ms  ScanTool %6.1f ms  model %6.1f ms", name,
+				ms(scan), ms(clean), ms(def), ms(model))
+			for what, d := range map[string]time.Duration{"ScanText": scan, "Clean": clean, "ScanTool": def, "model": model} {
 				if d > budget {
 					t.Errorf("%s on 1 MB of %s took %v, budget %v", what, name, d, budget)
 				}

@@ -182,6 +182,7 @@ func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding
 		}
 	}
 	raw = append(raw, impersonation(t, others)...)
+	raw = append(raw, modelFinding(t, schemas[0], raw)...)
 	for _, srv := range sortedServers(others) {
 		if srv == t.Server {
 			continue
@@ -245,6 +246,7 @@ var injectionDetectors = map[string]bool{
 	detMarkup: true, detIgnore: true, detConceal: true, detReadFirst: true, detPath: true,
 	detSecret: true, detExfil: true, detAddress: true, detTag: true, detVS: true, detExtract: true, detToolCall: true,
 	detPrefer: true, detDeprecate: true, detTamper: true, detCommand: true, detExfilArg: true, detSideTask: true,
+	detModel: true,
 }
 
 const maxPerDetector = 8

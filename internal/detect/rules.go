@@ -55,7 +55,12 @@ const (
 	detImageExfil  = "image-exfiltration"
 	detNameCollide = "name-collision"
 	detToolCall    = "tool-call-request"
+	detModel       = ModelDetector
 )
+
+// ModelDetector is the id of the definition scorer's findings (see
+// Model): a tool's definition worded like published poisoned ones.
+const ModelDetector = "poisoning-score"
 
 func init() {
 	for k, v := range map[string]string{

@@ -79,3 +79,46 @@ func BenchmarkToolListFirst(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkToolListRepeated is a large real catalogue (gitlab's 118
+// tools, 160 KB) listed again and again through a relay on a real SQLite
+// state file: the path a client's repeated tools/list takes, from the
+// line read off the server to the line sent to the client.
+func BenchmarkToolListRepeated(b *testing.B) {
+	var c struct {
+		Tools json.RawMessage `json:"tools"`
+	}
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "catalogues", "gitlab.json"))
+	if err != nil {
+		b.Skip(err)
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, filepath.Join(b.TempDir(), "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	pol, _ := policyfile.Preset("default")
+	x := New(Options{Server: "gitlab", Session: "s", Policy: pol, Store: st})
+	result, _ := json.Marshal(map[string]any{"tools": c.Tools})
+	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "result": json.RawMessage(result)})
+	for range 2 { // the first pins, the second is kept
+		if _, ok := x.onList(ctx, &pending{method: "tools/list"}, result, line); !ok {
+			b.Fatal("list refused")
+		}
+	}
+	decided := x.listsDecided
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := x.onList(ctx, &pending{method: "tools/list"}, result, line); !ok {
+			b.Fatal("list refused")
+		}
+	}
+	if x.listsDecided != decided {
+		b.Fatalf("%d lists decided in full again", x.listsDecided-decided)
+	}
+}

@@ -1,0 +1,401 @@
+// Command train fits Weir's definition scorer (internal/detect/model.bin):
+// a logistic regression over the words and word pairs of tool
+// definitions, from the published poisoned definitions in
+// testdata/poisoning (poisoned.jsonl, with their sources and licences) and
+// the benign definitions of real servers (testdata/poisoning/benign.jsonl
+// and every catalogue in testdata/catalogues).
+//
+//	go run ./bench/poisoning/train            # cross-validate, then write the model
+//	go run ./bench/poisoning/train --cv-only  # only the cross-validation table
+//
+// Training is deterministic: the same data gives the same bytes.
+//
+// The threshold is chosen by leaving each split of the poisoned set out in
+// turn (with the benign definitions of that split and every other
+// definition of their servers): the model trained on the rest scores the
+// split it never saw, and the threshold is the lowest score at which at
+// most --max-fp of those out-of-split benign definitions are flagged. The
+// table printed is those out-of-split numbers: what the model catches on
+// a split it was not trained on.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/weir-sec/weir/internal/detect"
+)
+
+type def struct {
+	id, server, split, origin string
+	poisoned                  bool
+	keys                      []uint32
+}
+
+// The settings internal/detect/model.bin was trained with.
+const (
+	defaultMaxFP = 0.001
+	defaultL2    = 1e-4
+)
+
+func main() {
+	data := flag.String("data", "testdata/poisoning", "the poisoning evaluation set")
+	cats := flag.String("catalogues", "testdata/catalogues", "real servers' catalogues (benign)")
+	out := flag.String("out", "internal/detect/model.bin", "where to write the model")
+	cvOnly := flag.Bool("cv-only", false, "print the cross-validation table and write nothing")
+	l2 := flag.Float64("l2", defaultL2, "L2 shrinkage of the weights a step touches")
+	scores := flag.String("scores", "", "also write each definition's out-of-split score to this JSONL file")
+	maxFP := flag.Float64("max-fp", defaultMaxFP, "share of out-of-split benign definitions the threshold may flag")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench/poisoning/train [--cv-only] [--max-fp 0.001] [--out internal/detect/model.bin]\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	defs, err := load(*data, *cats)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "train:", err)
+		os.Exit(1)
+	}
+	if err := run(defs, *maxFP, *l2, *cvOnly, *out, *scores); err != nil {
+		fmt.Fprintln(os.Stderr, "train:", err)
+		os.Exit(1)
+	}
+}
+
+// scored is a definition and the score of the model that never saw it.
+type scored struct {
+	d def
+	p float64
+}
+
+// crossValidate scores every definition with a model trained without its
+// fold: a split of the poisoned set with the benign definitions of that
+// split, or one group of catalogues (whose definitions are benign). The
+// other definitions of a test fold's benign servers are left out of
+// training too, so that no server's words leak into its own test.
+func crossValidate(defs []def, l2 float64) []scored {
+	var folds []string
+	for _, d := range defs {
+		if !slices.Contains(folds, d.split) {
+			folds = append(folds, d.split)
+		}
+	}
+	sort.Strings(folds)
+	var oos []scored
+	for _, s := range folds {
+		testServers := map[string]bool{}
+		for _, d := range defs {
+			if !d.poisoned && d.split == s {
+				testServers[d.server] = true
+			}
+		}
+		var train, test []def
+		for _, d := range defs {
+			switch {
+			case d.split == s:
+				test = append(test, d)
+			case !d.poisoned && testServers[d.server]:
+			default:
+				train = append(train, d)
+			}
+		}
+		m := fit(train, l2)
+		for _, d := range test {
+			oos = append(oos, scored{d, score(m, d.keys)})
+		}
+	}
+	return oos
+}
+
+// thresholdFor is the lowest score, at least 0.5, above which at most
+// maxFP of the out-of-split benign definitions fall.
+func thresholdFor(oos []scored, maxFP float64) (threshold float64, allowed, benign int) {
+	var bs []float64
+	for _, x := range oos {
+		if !x.d.poisoned {
+			bs = append(bs, x.p)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(bs)))
+	allowed = int(math.Floor(maxFP * float64(len(bs))))
+	threshold = 0.5
+	if allowed < len(bs) {
+		threshold = max(threshold, math.Nextafter(bs[allowed], 1))
+	}
+	return threshold, allowed, len(bs)
+}
+
+// tally counts a fold's (or "all") catches: poisoned caught of all, of
+// the proof-of-concepts and of the benchmark payloads, and benign flagged.
+func tally(oos []scored, fold string, threshold float64) (all, poc, bench, benign [2]int) {
+	for _, x := range oos {
+		if fold != "all" && x.d.split != fold {
+			continue
+		}
+		hit := b2i(x.p >= threshold)
+		switch {
+		case !x.d.poisoned:
+			benign[0] += hit
+			benign[1]++
+			continue
+		case x.d.origin == "benchmark":
+			bench[0] += hit
+			bench[1]++
+		default:
+			poc[0] += hit
+			poc[1]++
+		}
+		all[0] += hit
+		all[1]++
+	}
+	return
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// train fits the model on every definition and keeps the weights that
+// matter.
+func train(defs []def, l2, threshold float64) detect.Model {
+	m := fit(defs, l2)
+	model := detect.Model{Bias: float32(m.bias), Threshold: float32(threshold)}
+	for k, w := range m.w {
+		if math.Abs(w) >= 1e-3 {
+			model.Keys = append(model.Keys, uint32(k))
+			model.Weights = append(model.Weights, float32(w))
+		}
+	}
+	return model
+}
+
+func run(defs []def, maxFP, l2 float64, cvOnly bool, out, scoresFile string) error {
+	oos := crossValidate(defs, l2)
+	if scoresFile != "" {
+		var b []byte
+		for _, x := range oos {
+			line, _ := json.Marshal(map[string]any{"id": x.d.id, "split": x.d.split, "poisoned": x.d.poisoned, "score": math.Round(x.p*1e4) / 1e4})
+			b = append(append(b, line...), '\n')
+		}
+		if err := os.WriteFile(scoresFile, b, 0o644); err != nil {
+			return err
+		}
+	}
+	threshold, allowed, nb := thresholdFor(oos, maxFP)
+	fmt.Printf("threshold %.4f (at most %d of %d out-of-split benign definitions above it)\n\n", threshold, allowed, nb)
+	fmt.Printf("%-20s %18s %18s %18s %16s\n", "fold", "poisoned caught", "poc", "benchmark", "benign flagged")
+	var folds []string
+	for _, x := range oos {
+		if !slices.Contains(folds, x.d.split) {
+			folds = append(folds, x.d.split)
+		}
+	}
+	for _, f := range append(folds, "all") {
+		all, poc, bench, benign := tally(oos, f, threshold)
+		fmt.Printf("%-20s %18s %18s %18s %16s\n", f, frac(all), frac(poc), frac(bench), frac(benign))
+	}
+	if cvOnly {
+		return nil
+	}
+	model := train(defs, l2, threshold)
+	b, err := model.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("\nwrote %s: %d weights, threshold %.4f, trained on %d definitions\n", out, len(model.Keys), threshold, len(defs))
+	return nil
+}
+
+func frac(c [2]int) string {
+	if c[1] == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d %5.1f%%", c[0], c[1], 100*float64(c[0])/float64(c[1]))
+}
+
+type weights struct {
+	w    []float64
+	bias float64
+}
+
+func score(m weights, keys []uint32) float64 {
+	z := m.bias
+	for _, k := range keys {
+		z += m.w[k]
+	}
+	return 1 / (1 + math.Exp(-z))
+}
+
+// fit trains by stochastic gradient descent in a fixed pseudo-random
+// order, with the classes weighted to count alike and L2 shrinkage on the
+// weights a step touches.
+func fit(defs []def, l2 float64) weights {
+	const (
+		epochs = 40
+		rate   = 0.1
+	)
+	m := weights{w: make([]float64, 1<<18)}
+	var pos, neg float64
+	for _, d := range defs {
+		if d.poisoned {
+			pos++
+		} else {
+			neg++
+		}
+	}
+	wPos, wNeg := (pos+neg)/(2*pos), (pos+neg)/(2*neg)
+	order := make([]int, len(defs))
+	for i := range order {
+		order[i] = i
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for e := range epochs {
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		lr := rate / (1 + 0.2*float64(e))
+		for _, i := range order {
+			d := defs[i]
+			p := score(m, d.keys)
+			y, cw := 0.0, wNeg
+			if d.poisoned {
+				y, cw = 1, wPos
+			}
+			g := cw * (p - y)
+			m.bias -= lr * g
+			for _, k := range d.keys {
+				m.w[k] -= lr * (g + l2*m.w[k])
+			}
+		}
+	}
+	return m
+}
+
+func keysOf(t detect.Tool) []uint32 {
+	fs := detect.DefinitionFeatures(t)
+	ks := make([]uint32, len(fs))
+	for i, f := range fs {
+		ks[i] = f.Key
+	}
+	return ks
+}
+
+type record struct {
+	ID          string          `json:"id"`
+	Server      string          `json:"server"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Split       string          `json:"split"`
+	Origin      string          `json:"origin"`
+}
+
+func (r record) tool() detect.Tool {
+	return detect.Tool{Server: r.Server, Name: r.Name, Title: r.Title, Description: r.Description, InputSchema: r.InputSchema}
+}
+
+func load(data, cats string) ([]def, error) {
+	var defs []def
+	seen := map[string]bool{}
+	for _, f := range []struct {
+		name     string
+		poisoned bool
+	}{{"poisoned.jsonl", true}, {"benign.jsonl", false}} {
+		rs, err := readJSONL(filepath.Join(data, f.name))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			id := r.ID
+			if !f.poisoned {
+				id = r.Server + "/" + r.Name
+				seen[id] = true
+			}
+			defs = append(defs, def{id: id, server: r.Server, split: r.Split, origin: r.Origin, poisoned: f.poisoned, keys: keysOf(r.tool())})
+		}
+	}
+	var labels struct {
+		Split map[string][]string `json:"split"`
+	}
+	b, err := os.ReadFile(filepath.Join(cats, "labels.json"))
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &labels); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(cats, "labels.json"), err)
+	}
+	groups := map[string]string{}
+	for g, servers := range labels.Split {
+		for _, s := range servers {
+			groups[s] = g
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(cats, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	for _, file := range files {
+		if filepath.Base(file) == "labels.json" {
+			continue
+		}
+		var c struct {
+			Server string   `json:"server"`
+			Tools  []record `json:"tools"`
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &c); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		for _, t := range c.Tools {
+			t.Server = c.Server
+			id := c.Server + "/" + t.Name
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			defs = append(defs, def{id: id, server: c.Server, split: "catalogues/" + groups[c.Server], keys: keysOf(t.tool())})
+		}
+	}
+	return defs, nil
+}
+
+func readJSONL(path string) ([]record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rs []record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var r record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		rs = append(rs, r)
+	}
+	return rs, sc.Err()
+}

@@ -1,0 +1,386 @@
+package detect
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The definition scorer is a logistic regression over the words and word
+// pairs of a tool's name, description and input schema, trained on the
+// published poisoned definitions and the real catalogues in testdata (see
+// bench/poisoning/train, which writes model.bin). It catches the poisoned
+// definitions whose wording no hand-written rule names yet, and it only
+// adds findings: a definition it does not score above its threshold is
+// judged by the rules alone. Its findings are Medium, so it warns and
+// never withholds a tool on its own.
+//
+// Features are hashed into modelBuckets buckets; each counts once per
+// definition, whatever its repetitions, so scoring is linear in the
+// definition's length and a hostile definition cannot push the score up
+// by repeating a word.
+
+// modelBuckets is the size of the feature space (a power of two).
+const modelBuckets = 1 << 18
+
+// modelMaxFeatures bounds the distinct features one definition is scored
+// on; past it, the words are not read (the oversized detectors speak for
+// such definitions).
+const modelMaxFeatures = 4096
+
+//go:embed model.bin
+var modelFile []byte
+
+// Model is a trained definition scorer.
+type Model struct {
+	Bias      float32
+	Threshold float32 // a probability: scores at or above it are findings
+	Keys      []uint32
+	Weights   []float32
+}
+
+const modelMagic = "weir-defmodel-1\n"
+
+// MarshalBinary encodes m as model.bin holds it.
+func (m *Model) MarshalBinary() ([]byte, error) {
+	if len(m.Keys) != len(m.Weights) || !slices.IsSorted(m.Keys) {
+		return nil, errors.New("model: keys and weights differ in length or keys are unsorted")
+	}
+	b := []byte(modelMagic)
+	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(m.Bias))
+	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(m.Threshold))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Keys)))
+	for i, k := range m.Keys {
+		b = binary.LittleEndian.AppendUint32(b, k)
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(m.Weights[i]))
+	}
+	return b, nil
+}
+
+// UnmarshalBinary decodes model.bin.
+func (m *Model) UnmarshalBinary(b []byte) error {
+	if len(b) < len(modelMagic)+12 || string(b[:len(modelMagic)]) != modelMagic {
+		return errors.New("model: not a weir definition model")
+	}
+	b = b[len(modelMagic):]
+	m.Bias = math.Float32frombits(binary.LittleEndian.Uint32(b))
+	m.Threshold = math.Float32frombits(binary.LittleEndian.Uint32(b[4:]))
+	n := int(binary.LittleEndian.Uint32(b[8:]))
+	b = b[12:]
+	if len(b) != 8*n {
+		return fmt.Errorf("model: %d entries announced, %d bytes follow", n, len(b))
+	}
+	m.Keys, m.Weights = make([]uint32, n), make([]float32, n)
+	for i := range n {
+		m.Keys[i] = binary.LittleEndian.Uint32(b[8*i:])
+		m.Weights[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[8*i+4:]))
+	}
+	if !slices.IsSorted(m.Keys) {
+		return errors.New("model: keys unsorted")
+	}
+	return nil
+}
+
+// builtinModel is model.bin, decoded on first use so that loading the
+// package costs nothing.
+var builtinModel = sync.OnceValue(func() *Model {
+	m := new(Model)
+	if err := m.UnmarshalBinary(modelFile); err != nil {
+		// model.bin is built by the trainer and checked by the tests; a
+		// broken one scores nothing rather than everything.
+		return &Model{Threshold: 2}
+	}
+	return m
+})
+
+// weight is the weight of feature key (0 for a feature not in the model).
+func (m *Model) weight(key uint32) float32 {
+	i, ok := slices.BinarySearch(m.Keys, key)
+	if !ok {
+		return 0
+	}
+	return m.Weights[i]
+}
+
+// Feature is one word or word pair of a definition: its bucket, and the
+// text it was read from, for the evidence.
+type Feature struct {
+	Key  uint32
+	Text string
+}
+
+// DefinitionFeatures are the distinct features of a tool definition, in
+// the order first seen: what the builtin model scores, and what
+// bench/poisoning/train trains it on.
+func DefinitionFeatures(t Tool) []Feature {
+	return definitionFeatures(t, decodeField("inputSchema", t.InputSchema))
+}
+
+func definitionFeatures(t Tool, schema jsonField) []Feature {
+	var fs featureSet
+	// The name, the title and the description's first sentence say what
+	// the tool is for; a poisoned definition's payload comes after them or
+	// in its schema. Reading only that keeps the scorer from learning what
+	// the published proof-of-concepts are (calculators, weather lookups)
+	// instead of what they ask.
+	fs.field(afterFirstSentence(t.Description))
+	if schema.err == nil && !schema.empty {
+		fs.schema(schema.v, 0)
+	}
+	return fs.out
+}
+
+type featureSet struct {
+	seen map[uint32]bool
+	out  []Feature
+}
+
+// add adds the feature of the words a and b ("" for a single word, which
+// a is then), unless it is there already: its text is made only for a new
+// feature, so a long text of repeated words costs no allocation.
+func (fs *featureSet) add(a, b []byte, prefix byte) {
+	if len(fs.out) >= modelMaxFeatures {
+		return
+	}
+	h := fnvOffset
+	if prefix != 0 {
+		h = fnv(h, []byte{prefix})
+	}
+	h = fnv(h, a)
+	if b != nil {
+		h = fnv(fnv(h, []byte{' '}), b)
+	}
+	k := h & (modelBuckets - 1)
+	if fs.seen == nil {
+		fs.seen = make(map[uint32]bool)
+	}
+	if fs.seen[k] {
+		return
+	}
+	fs.seen[k] = true
+	text := string(a)
+	if prefix != 0 {
+		text = string(prefix) + text
+	}
+	if b != nil {
+		text += " " + string(b)
+	}
+	fs.out = append(fs.out, Feature{k, text})
+}
+
+// schema reads a schema's strings (descriptions, enum values, examples) as
+// fields. Its keys are parameter names: a toy tool's "a" and "b" or a real
+// one's "path", which say what the tool takes, not what it asks (the
+// exfil-parameter rules read names), and the values of "type" are
+// vocabulary.
+func (fs *featureSet) schema(v any, depth int) {
+	if depth > MaxSchemaDepth {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fs.schema(x[k], depth+1)
+		}
+	case []any:
+		for _, e := range x {
+			fs.schema(e, depth+1)
+		}
+	case string:
+		if !schemaTypes[x] {
+			fs.field(x)
+		}
+	}
+}
+
+// MaxSchemaDepth bounds how deep the scorer reads a schema.
+const MaxSchemaDepth = 32
+
+// schemaTypes are the values of a schema's "type": vocabulary, not text.
+var schemaTypes = map[string]bool{"object": true, "string": true, "integer": true, "number": true, "boolean": true, "array": true, "null": true}
+
+// field adds the words and word pairs of one text. Words are runs of
+// letters and digits, lowercased, split at camelCase and snake_case
+// joints; a word right after "<" or "[" is also read as a tag ("<important"),
+// and "~/" and "://" are words of their own.
+func (fs *featureSet) field(s string) {
+	var cur, prev []byte // the word being read (lowercased), and the one before
+	word := func(w []byte) {
+		stop := modelStopWords[string(w)]
+		if !stop {
+			fs.add(w, nil, 0)
+		}
+		if len(prev) > 0 && !(stop && modelStopWords[string(prev)]) {
+			fs.add(prev, w, 0)
+		}
+		prev = append(prev[:0], w...)
+	}
+	var last rune
+	tag := false
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		w := cur
+		cur = cur[:0]
+		if len(w) < 2 {
+			// "a", "b", "x": parameter names of toy tools, not words
+			return
+		}
+		if tag {
+			fs.add(w, nil, '<')
+		}
+		word(w)
+	}
+	skip := 0 // the end of a URL being skipped
+	for i, r := range s {
+		if i < skip {
+			continue
+		}
+		if r == utf8.RuneError {
+			last = r
+			continue
+		}
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if unicode.IsUpper(r) && unicode.IsLower(last) {
+				flush()
+				tag = false
+			}
+			if len(cur) == 0 {
+				tag = last == '<' || last == '['
+			}
+			cur = utf8.AppendRune(cur, unicode.ToLower(r))
+		default:
+			flush()
+			tag = false
+			switch {
+			case r == '~' && strings.HasPrefix(s[i:], "~/"):
+				word([]byte("~/"))
+			case r == ':' && strings.HasPrefix(s[i:], "://"):
+				// A URL is one word: its host and path are names, which
+				// say nothing of what the text asks.
+				word([]byte("://"))
+				skip = i + 3 + urlLength(s[i+3:])
+			}
+		}
+		last = r
+	}
+	flush()
+}
+
+// modelStopWords are words every kind of description uses: alone, or in
+// pairs of them ("this tool", "you can"), they tell the model how a text
+// is phrased, not what it asks, and a scorer that leaned on them would flag
+// any plainly written definition.
+var modelStopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the this that these those it its is are was were be been being am
+	and or but if then than so as of to in on at by for from with without into onto about over under
+	you your yours we our us i me my he she they them their his her
+	do does did done can could will would shall should may might must
+	not no yes all any each every some such other more most only also just
+	tool tools function functions call calls called calling`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// afterFirstSentence is s past its first sentence: past the first line
+// break, or the first '.', '!' or '?' followed by a space.
+func afterFirstSentence(s string) string {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\n':
+			return s[i+1:]
+		case '.', '!', '?':
+			if i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == '\t' || s[i+1] == '\r') {
+				return s[i+1:]
+			}
+		}
+	}
+	return ""
+}
+
+// urlLength is how many bytes of s belong to the URL it starts.
+func urlLength(s string) int {
+	for i, r := range s {
+		if unicode.IsSpace(r) || strings.ContainsRune("\"'`<>()[]{}", r) {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// FNV-1a, over the bytes of a feature's words.
+const fnvOffset = uint32(2166136261)
+
+func fnv(h uint32, b []byte) uint32 {
+	for _, c := range b {
+		h ^= uint32(c)
+		h *= 16777619
+	}
+	return h
+}
+
+// Score is the model's probability that t is poisoned, and the features
+// that pushed it up most, strongest first.
+func (m *Model) Score(fs []Feature) (p float64, top []Feature) {
+	z := float64(m.Bias)
+	type contrib struct {
+		f Feature
+		w float32
+	}
+	var cs []contrib
+	for _, f := range fs {
+		w := m.weight(f.Key)
+		z += float64(w)
+		if w > 0 {
+			cs = append(cs, contrib{f, w})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].w > cs[j].w })
+	for i := 0; i < len(cs) && i < 3; i++ {
+		top = append(top, cs[i].f)
+	}
+	return 1 / (1 + math.Exp(-z)), top
+}
+
+// modelFinding scores a definition the rules found no sign of poisoning
+// in (nothing of Medium or above): a Medium finding when the builtin model
+// rates it poisoned, with the words that weighed most as its evidence.
+// It corroborates nothing, so on its own it warns and never withholds.
+func modelFinding(t Tool, schema jsonField, raw []rawFinding) []rawFinding {
+	for _, f := range raw {
+		if f.Severity >= Medium {
+			return nil
+		}
+	}
+	m := builtinModel()
+	p, top := m.Score(definitionFeatures(t, schema))
+	if p < float64(m.Threshold) {
+		return nil
+	}
+	words := make([]string, len(top))
+	for i, f := range top {
+		words[i] = strconv.Quote(f.Text)
+	}
+	ev := visible(strings.Join(words, ", "), false)
+	return []rawFinding{{Finding: Finding{Detector: detModel, Severity: Medium, Field: "description", Evidence: ev,
+		Message: fmt.Sprintf("Worded like published poisoned tool definitions (score %.2f, threshold %.2f; the words that weigh most: %s): no rule names it, so read the definition before trusting the tool.",
+			p, m.Threshold, strings.Join(words, ", "))}}}
+}
