@@ -137,6 +137,13 @@
 //   - image-exfiltration: markdown (or <img>) images whose URL carries data.
 //   - oversized: descriptions over 10 KB (Medium) or 50 KB (High), schemas
 //     over 64 KB or 512 KB.
+//   - poisoning-score: a definition none of the rules above finds anything
+//     of Medium severity in, which the builtin Model (model.go, trained by
+//     bench/poisoning/train on the published poisoned definitions and real
+//     catalogues of testdata) scores at or above its threshold; Medium,
+//     corroborating nothing, with the words that weighed most as evidence.
+//     It reads the description past its first sentence and the schema's
+//     strings, so the cover a payload hides behind does not count.
 //
 // A definition that changes from one call to the next is the pin system's
 // business; DefinitionHash gives it a stable hash of what the model sees.
