@@ -142,8 +142,8 @@
 //     bench/poisoning/train on the published poisoned definitions and real
 //     catalogues of testdata) scores at or above its threshold; Medium,
 //     corroborating nothing, with the words that weighed most as evidence.
-//     It reads the description past its first sentence and the schema's
-//     strings, so the cover a payload hides behind does not count.
+//     It reads the description past a short first sentence and the
+//     schema's strings, so the cover a payload hides behind does not count.
 //
 // A definition that changes from one call to the next is the pin system's
 // business; DefinitionHash gives it a stable hash of what the model sees.

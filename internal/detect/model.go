@@ -27,15 +27,11 @@ import (
 // Features are hashed into modelBuckets buckets; each counts once per
 // definition, whatever its repetitions, so scoring is linear in the
 // definition's length and a hostile definition cannot push the score up
-// by repeating a word.
+// by repeating a word, nor hide a payload behind decoy words: every word
+// is read.
 
 // modelBuckets is the size of the feature space (a power of two).
 const modelBuckets = 1 << 18
-
-// modelMaxFeatures bounds the distinct features one definition is scored
-// on; past it, the words are not read (the oversized detectors speak for
-// such definitions).
-const modelMaxFeatures = 4096
 
 //go:embed model.bin
 var modelFile []byte
@@ -122,35 +118,55 @@ type Feature struct {
 // the order first seen: what the builtin model scores, and what
 // bench/poisoning/train trains it on.
 func DefinitionFeatures(t Tool) []Feature {
-	return definitionFeatures(t, decodeField("inputSchema", t.InputSchema))
+	var out []Feature
+	eachFeature(t, decodeField("inputSchema", t.InputSchema), func(k uint32, text func() string) {
+		out = append(out, Feature{k, text()})
+	})
+	return out
 }
 
-func definitionFeatures(t Tool, schema jsonField) []Feature {
-	var fs featureSet
-	// The name, the title and the description's first sentence say what
-	// the tool is for; a poisoned definition's payload comes after them or
-	// in its schema. Reading only that keeps the scorer from learning what
-	// the published proof-of-concepts are (calculators, weather lookups)
-	// instead of what they ask.
-	fs.field(afterFirstSentence(t.Description))
+// eachFeature calls visit once for each distinct feature of a definition,
+// with a function that makes its text. Every word is read, however many:
+// a cap would let a definition hide its payload behind decoy words.
+func eachFeature(t Tool, schema jsonField, visit func(key uint32, text func() string)) {
+	fs := featureSet{seen: seenPool.Get().(*[modelBuckets / 64]uint64), visit: visit}
+	defer fs.release()
+	// The name, the title and a description's short first sentence say
+	// what the tool is for; a poisoned definition's payload comes after
+	// them or in its schema. Leaving them out keeps the scorer from
+	// learning what the published proof-of-concepts are (calculators,
+	// weather lookups) instead of what they ask.
+	fs.field(pastCover(t.Description))
 	if schema.err == nil && !schema.empty {
 		fs.schema(schema.v, 0)
 	}
-	return fs.out
 }
 
+// featureSet reads a definition's features, each once: seen marks the
+// buckets met, touched lists them so that the pooled set is cleared
+// cheaply for a short definition.
 type featureSet struct {
-	seen map[uint32]bool
-	out  []Feature
+	seen    *[modelBuckets / 64]uint64
+	touched []uint32
+	visit   func(key uint32, text func() string)
 }
 
-// add adds the feature of the words a and b ("" for a single word, which
-// a is then), unless it is there already: its text is made only for a new
-// feature, so a long text of repeated words costs no allocation.
-func (fs *featureSet) add(a, b []byte, prefix byte) {
-	if len(fs.out) >= modelMaxFeatures {
-		return
+var seenPool = sync.Pool{New: func() any { return new([modelBuckets / 64]uint64) }}
+
+func (fs *featureSet) release() {
+	if len(fs.touched) > len(fs.seen)/8 {
+		clear(fs.seen[:])
+	} else {
+		for _, k := range fs.touched {
+			fs.seen[k>>6] = 0
+		}
 	}
+	seenPool.Put(fs.seen)
+}
+
+// add visits the feature of the words a and b (nil for a single word),
+// prefixed with prefix (0 for none), unless it was visited already.
+func (fs *featureSet) add(a, b []byte, prefix byte) {
 	h := fnvOffset
 	if prefix != 0 {
 		h = fnv(h, []byte{prefix})
@@ -160,21 +176,21 @@ func (fs *featureSet) add(a, b []byte, prefix byte) {
 		h = fnv(fnv(h, []byte{' '}), b)
 	}
 	k := h & (modelBuckets - 1)
-	if fs.seen == nil {
-		fs.seen = make(map[uint32]bool)
-	}
-	if fs.seen[k] {
+	if fs.seen[k>>6]&(1<<(k&63)) != 0 {
 		return
 	}
-	fs.seen[k] = true
-	text := string(a)
-	if prefix != 0 {
-		text = string(prefix) + text
-	}
-	if b != nil {
-		text += " " + string(b)
-	}
-	fs.out = append(fs.out, Feature{k, text})
+	fs.seen[k>>6] |= 1 << (k & 63)
+	fs.touched = append(fs.touched, k)
+	fs.visit(k, func() string {
+		text := string(a)
+		if prefix != 0 {
+			text = string(prefix) + text
+		}
+		if b != nil {
+			text += " " + string(b)
+		}
+		return text
+	})
 }
 
 // schema reads a schema's strings (descriptions, enum values, examples) as
@@ -300,20 +316,29 @@ var modelStopWords = func() map[string]bool {
 	return m
 }()
 
-// afterFirstSentence is s past its first sentence: past the first line
-// break, or the first '.', '!' or '?' followed by a space.
-func afterFirstSentence(s string) string {
+// coverWords is the most words a description's first sentence may have
+// to be read as its cover: a longer one may carry the payload itself.
+const coverWords = 12
+
+// pastCover is a description past its first sentence (up to the first
+// line break, or the first '.', '!' or '?' followed by a space) when that
+// sentence is short enough to be only what the tool is for; otherwise the
+// whole description.
+func pastCover(s string) string {
+	end := len(s)
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\n':
-			return s[i+1:]
-		case '.', '!', '?':
-			if i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == '\t' || s[i+1] == '\r') {
-				return s[i+1:]
-			}
+		if s[i] == '\n' || (s[i] == '.' || s[i] == '!' || s[i] == '?') && i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == '\t' || s[i+1] == '\r') {
+			end = i
+			break
 		}
 	}
-	return ""
+	if len(strings.Fields(s[:end])) > coverWords {
+		return s
+	}
+	if end == len(s) {
+		return ""
+	}
+	return s[end+1:]
 }
 
 // urlLength is how many bytes of s belong to the URL it starts.
@@ -337,25 +362,32 @@ func fnv(h uint32, b []byte) uint32 {
 	return h
 }
 
-// Score is the model's probability that t is poisoned, and the features
-// that pushed it up most, strongest first.
-func (m *Model) Score(fs []Feature) (p float64, top []Feature) {
+// score is the model's probability that a definition is poisoned, and
+// the texts of the (at most three) features that pushed it up most,
+// strongest first.
+func (m *Model) score(t Tool, schema jsonField) (p float64, top []string) {
 	z := float64(m.Bias)
-	type contrib struct {
-		f Feature
-		w float32
+	var best [3]struct {
+		w    float32
+		text string
 	}
-	var cs []contrib
-	for _, f := range fs {
-		w := m.weight(f.Key)
+	eachFeature(t, schema, func(k uint32, text func() string) {
+		w := m.weight(k)
 		z += float64(w)
-		if w > 0 {
-			cs = append(cs, contrib{f, w})
+		if w <= best[len(best)-1].w {
+			return
 		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].w > cs[j].w })
-	for i := 0; i < len(cs) && i < 3; i++ {
-		top = append(top, cs[i].f)
+		i := len(best) - 1
+		for i > 0 && w > best[i-1].w {
+			best[i] = best[i-1]
+			i--
+		}
+		best[i].w, best[i].text = w, text()
+	})
+	for _, b := range best {
+		if b.w > 0 {
+			top = append(top, b.text)
+		}
 	}
 	return 1 / (1 + math.Exp(-z)), top
 }
@@ -371,13 +403,13 @@ func modelFinding(t Tool, schema jsonField, raw []rawFinding) []rawFinding {
 		}
 	}
 	m := builtinModel()
-	p, top := m.Score(definitionFeatures(t, schema))
+	p, top := m.score(t, schema)
 	if p < float64(m.Threshold) {
 		return nil
 	}
 	words := make([]string, len(top))
-	for i, f := range top {
-		words[i] = strconv.Quote(f.Text)
+	for i, w := range top {
+		words[i] = strconv.Quote(w)
 	}
 	ev := visible(strings.Join(words, ", "), false)
 	return []rawFinding{{Finding: Finding{Detector: detModel, Severity: Medium, Field: "description", Evidence: ev,
