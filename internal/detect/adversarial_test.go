@@ -159,7 +159,9 @@ func TestAdversarialLinear(t *testing.T) {
 			clean := fastest(func() { Clean(in) })
 			def := fastest(func() { ScanTool(Tool{Name: "t", Description: in}, map[string][]string{"mail": {"send_email"}}) })
 			// the scorer runs only where the rules found nothing, so on its own
-			model := fastest(func() { builtinModel().score(Tool{Name: "t", Description: "Cover. " + in}, jsonField{empty: true}) })
+			model := fastest(func() {
+				builtinModel().score(Tool{Name: "t", Description: "Cover. " + in}, jsonField{empty: true}, jsonField{empty: true})
+			})
 			t.Logf("%-20s ScanText %6.1f ms  Clean %6.1f ms  ScanTool %6.1f ms  model %6.1f ms", name,
 				ms(scan), ms(clean), ms(def), ms(model))
 			for what, d := range map[string]time.Duration{"ScanText": scan, "Clean": clean, "ScanTool": def, "model": model} {

@@ -182,7 +182,7 @@ func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding
 		}
 	}
 	raw = append(raw, impersonation(t, others)...)
-	raw = append(raw, modelFinding(t, schemas[0], raw)...)
+	raw = append(raw, modelFinding(t, schemas[0], schemas[1], raw)...)
 	for _, srv := range sortedServers(others) {
 		if srv == t.Server {
 			continue

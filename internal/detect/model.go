@@ -119,7 +119,7 @@ type Feature struct {
 // bench/poisoning/train trains it on.
 func DefinitionFeatures(t Tool) []Feature {
 	var out []Feature
-	eachFeature(t, decodeField("inputSchema", t.InputSchema), func(k uint32, text func() string) {
+	eachFeature(t, decodeField("inputSchema", t.InputSchema), decodeField("outputSchema", t.OutputSchema), func(k uint32, text func() string) {
 		out = append(out, Feature{k, text()})
 	})
 	return out
@@ -128,7 +128,7 @@ func DefinitionFeatures(t Tool) []Feature {
 // eachFeature calls visit once for each distinct feature of a definition,
 // with a function that makes its text. Every word is read, however many:
 // a cap would let a definition hide its payload behind decoy words.
-func eachFeature(t Tool, schema jsonField, visit func(key uint32, text func() string)) {
+func eachFeature(t Tool, input, output jsonField, visit func(key uint32, text func() string)) {
 	fs := featureSet{seen: seenPool.Get().(*[modelBuckets / 64]uint64), visit: visit}
 	defer fs.release()
 	// The name, the title and a description's short first sentence say
@@ -137,8 +137,10 @@ func eachFeature(t Tool, schema jsonField, visit func(key uint32, text func() st
 	// learning what the published proof-of-concepts are (calculators,
 	// weather lookups) instead of what they ask.
 	fs.field(pastCover(t.Description))
-	if schema.err == nil && !schema.empty {
-		fs.schema(schema.v, 0)
+	for _, sch := range [...]jsonField{input, output} {
+		if sch.err == nil && !sch.empty {
+			fs.schema(sch.v, 0)
+		}
 	}
 }
 
@@ -365,13 +367,13 @@ func fnv(h uint32, b []byte) uint32 {
 // score is the model's probability that a definition is poisoned, and
 // the texts of the (at most three) features that pushed it up most,
 // strongest first.
-func (m *Model) score(t Tool, schema jsonField) (p float64, top []string) {
+func (m *Model) score(t Tool, input, output jsonField) (p float64, top []string) {
 	z := float64(m.Bias)
 	var best [3]struct {
 		w    float32
 		text string
 	}
-	eachFeature(t, schema, func(k uint32, text func() string) {
+	eachFeature(t, input, output, func(k uint32, text func() string) {
 		w := m.weight(k)
 		z += float64(w)
 		if w <= best[len(best)-1].w {
@@ -396,14 +398,14 @@ func (m *Model) score(t Tool, schema jsonField) (p float64, top []string) {
 // in (nothing of Medium or above): a Medium finding when the builtin model
 // rates it poisoned, with the words that weighed most as its evidence.
 // It corroborates nothing, so on its own it warns and never withholds.
-func modelFinding(t Tool, schema jsonField, raw []rawFinding) []rawFinding {
+func modelFinding(t Tool, input, output jsonField, raw []rawFinding) []rawFinding {
 	for _, f := range raw {
 		if f.Severity >= Medium {
 			return nil
 		}
 	}
 	m := builtinModel()
-	p, top := m.score(t, schema)
+	p, top := m.score(t, input, output)
 	if p < float64(m.Threshold) {
 		return nil
 	}

@@ -419,18 +419,19 @@ func keysOf(t detect.Tool) []uint32 {
 }
 
 type record struct {
-	ID          string          `json:"id"`
-	Server      string          `json:"server"`
-	Name        string          `json:"name"`
-	Title       string          `json:"title"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-	Split       string          `json:"split"`
-	Origin      string          `json:"origin"`
+	ID           string          `json:"id"`
+	Server       string          `json:"server"`
+	Name         string          `json:"name"`
+	Title        string          `json:"title"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+	Split        string          `json:"split"`
+	Origin       string          `json:"origin"`
 }
 
 func (r record) tool() detect.Tool {
-	return detect.Tool{Server: r.Server, Name: r.Name, Title: r.Title, Description: r.Description, InputSchema: r.InputSchema}
+	return detect.Tool{Server: r.Server, Name: r.Name, Title: r.Title, Description: r.Description, InputSchema: r.InputSchema, OutputSchema: r.OutputSchema}
 }
 
 func load(data, cats string) ([]def, error) {
