@@ -16,7 +16,8 @@ import (
 )
 
 // The definition scorer is a logistic regression over the words and word
-// pairs of a tool's name, description and input schema, trained on the
+// pairs of a tool's description and schemas (see eachFeature for which),
+// trained on the
 // published poisoned definitions and the real catalogues in testdata (see
 // bench/poisoning/train, which writes model.bin). It catches the poisoned
 // definitions whose wording no hand-written rule names yet, and it only
@@ -24,14 +25,15 @@ import (
 // judged by the rules alone. Its findings are Medium, so it warns and
 // never withholds a tool on its own.
 //
-// Features are hashed into modelBuckets buckets; each counts once per
+// Features are hashed into ModelBuckets buckets; each counts once per
 // definition, whatever its repetitions, so scoring is linear in the
 // definition's length and a hostile definition cannot push the score up
 // by repeating a word, nor hide a payload behind decoy words: every word
 // is read.
 
-// modelBuckets is the size of the feature space (a power of two).
-const modelBuckets = 1 << 18
+// ModelBuckets is the size of the feature space (a power of two): every
+// Feature's Key is below it.
+const ModelBuckets = 1 << 18
 
 //go:embed model.bin
 var modelFile []byte
@@ -129,7 +131,7 @@ func DefinitionFeatures(t Tool) []Feature {
 // with a function that makes its text. Every word is read, however many:
 // a cap would let a definition hide its payload behind decoy words.
 func eachFeature(t Tool, input, output jsonField, visit func(key uint32, text func() string)) {
-	fs := featureSet{seen: seenPool.Get().(*[modelBuckets / 64]uint64), visit: visit}
+	fs := featureSet{seen: seenPool.Get().(*[ModelBuckets / 64]uint64), visit: visit}
 	defer fs.release()
 	// The name, the title and a description's short first sentence say
 	// what the tool is for; a poisoned definition's payload comes after
@@ -148,12 +150,12 @@ func eachFeature(t Tool, input, output jsonField, visit func(key uint32, text fu
 // buckets met, touched lists them so that the pooled set is cleared
 // cheaply for a short definition.
 type featureSet struct {
-	seen    *[modelBuckets / 64]uint64
+	seen    *[ModelBuckets / 64]uint64
 	touched []uint32
 	visit   func(key uint32, text func() string)
 }
 
-var seenPool = sync.Pool{New: func() any { return new([modelBuckets / 64]uint64) }}
+var seenPool = sync.Pool{New: func() any { return new([ModelBuckets / 64]uint64) }}
 
 func (fs *featureSet) release() {
 	if len(fs.touched) > len(fs.seen)/8 {
@@ -177,7 +179,7 @@ func (fs *featureSet) add(a, b []byte, prefix byte) {
 	if b != nil {
 		h = fnv(fnv(h, []byte{' '}), b)
 	}
-	k := h & (modelBuckets - 1)
+	k := h & (ModelBuckets - 1)
 	if fs.seen[k>>6]&(1<<(k&63)) != 0 {
 		return
 	}

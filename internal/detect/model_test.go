@@ -230,3 +230,20 @@ func TestModelReadsOutputSchema(t *testing.T) {
 		t.Errorf("not caught; got:\n%s", describe(fs))
 	}
 }
+
+// FuzzModelUnmarshal: any bytes decode or are refused, never panic, and
+// what decodes encodes back to the same bytes.
+func FuzzModelUnmarshal(f *testing.F) {
+	f.Add(modelFile[:len(modelMagic)+12+8*4])
+	f.Add([]byte(modelMagic + "\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var m Model
+		if m.UnmarshalBinary(b) != nil {
+			return
+		}
+		out, err := m.MarshalBinary()
+		if err != nil || !bytes.Equal(out, b) {
+			t.Fatalf("decoded %d bytes, encode gives %d (err %v)", len(b), len(out), err)
+		}
+	})
+}

@@ -11,13 +11,15 @@
 //
 // Training is deterministic: the same data gives the same bytes.
 //
-// The threshold is chosen by leaving each split of the poisoned set out in
-// turn (with the benign definitions of that split and every other
-// definition of their servers): the model trained on the rest scores the
-// split it never saw, and the threshold is the lowest score at which at
-// most --max-fp of those out-of-split benign definitions are flagged. The
-// table printed is those out-of-split numbers: what the model catches on
-// a split it was not trained on.
+// The threshold is chosen by leaving each fold out in turn — a split of
+// the poisoned set with the benign definitions of that split, or a group
+// of catalogues, and in either case every other definition of its benign
+// servers: the model trained on the rest scores the fold it never saw, and
+// the threshold is the lowest score at which at most --max-fp of those
+// out-of-fold benign definitions are flagged. The tables printed are those
+// out-of-fold numbers, what the model catches on definitions it was not
+// trained on, and, from testdata/poisoning/first_sight.json, what it and
+// the rules of each held-out split's first measurement catch together.
 package main
 
 import (
@@ -61,7 +63,7 @@ func main() {
 	scores := flag.String("scores", "", "also write each definition's out-of-split score to this JSONL file")
 	maxFP := flag.Float64("max-fp", defaultMaxFP, "share of out-of-split benign definitions the threshold may flag")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: go run ./bench/poisoning/train [--cv-only] [--max-fp 0.001] [--out internal/detect/model.bin]\n\n")
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench/poisoning/train [--cv-only] [--readme README.md] [--max-fp 0.001] [--out internal/detect/model.bin]\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -374,7 +376,7 @@ func fit(defs []def, l2 float64) weights {
 		epochs = 40
 		rate   = 0.1
 	)
-	m := weights{w: make([]float64, 1<<18)}
+	m := weights{w: make([]float64, detect.ModelBuckets)}
 	var pos, neg float64
 	for _, d := range defs {
 		if d.poisoned {
