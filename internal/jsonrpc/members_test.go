@@ -86,3 +86,38 @@ func TestReplaceValue(t *testing.T) {
 		}
 	}
 }
+
+// TestParseRawID: the id ParseRaw returns is the line's own id member, a
+// slice of the line, so splicing at it (ReplaceValue) gives what
+// ReplaceMember gives after scanning for it, wherever the id stands.
+func TestParseRawID(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{}}`,
+		`{"result":{"content":[{"type":"text","text":"a \"quoted\" id: 9, \"id\": 3"}]},"jsonrpc":"2.0","id":7}`,
+		`{"method":"tools/call","params":{"name":"x","arguments":{"id":1}},"jsonrpc":"2.0","id":"abc\"d"}`,
+		` { "id" : -12 , "jsonrpc":"2.0", "method":"ping" } `,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		b := []byte(line)
+		_, id, err := ParseRaw(b)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if !bytes.Equal(id, Member(bytes.TrimSpace(b), "id")) {
+			t.Errorf("%s: id %q, member %q", line, id, Member(b, "id"))
+		}
+		if id == nil {
+			continue
+		}
+		got, ok := ReplaceValue(b, id, []byte("42"))
+		want, _ := ReplaceMember(b, "id", []byte("42"))
+		if !ok || !bytes.Equal(got, want) {
+			t.Errorf("%s: spliced %s, ReplaceMember %s", line, got, want)
+		}
+		// a slice of another line is no slice of this one
+		other := bytes.Clone(b)
+		if _, ok := ReplaceValue(other, id, []byte("42")); ok {
+			t.Errorf("%s: spliced into a copy", line)
+		}
+	}
+}

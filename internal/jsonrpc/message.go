@@ -59,6 +59,14 @@ func (e *BadMessageError) Error() string { return e.Reason }
 // accepts what the go-sdk's DecodeMessage accepts otherwise: this is the
 // relay's hot path, so it validates once and does not copy.
 func Parse(line []byte) (Message, error) {
+	m, _, err := ParseRaw(line)
+	return m, err
+}
+
+// ParseRaw is Parse that also returns the raw value of the message's id, a
+// slice of line (nil when it has none): the relay swaps ids with
+// ReplaceValue, without scanning a large message again to find it.
+func ParseRaw(line []byte) (Message, []byte, error) {
 	var (
 		version, method, params, result, errv, id []byte
 		hasMethod                                 bool
@@ -91,36 +99,36 @@ func Parse(line []byte) (Message, error) {
 	}
 	if err != nil {
 		// diagnose checks the depth and validity of the whole line first.
-		return nil, diagnose(line, err)
+		return nil, nil, diagnose(line, err)
 	}
 	if string(version) != `"2.0"` {
-		return nil, diagnose(line, fmt.Errorf("invalid message version tag %s; expected \"2.0\"", orMissing(version)))
+		return nil, nil, diagnose(line, fmt.Errorf("invalid message version tag %s; expected \"2.0\"", orMissing(version)))
 	}
 	var mid ID
 	if len(id) > 0 {
 		if mid, err = ParseID(id); err != nil {
-			return nil, diagnose(line, err)
+			return nil, nil, diagnose(line, err)
 		}
 	}
 	if hasMethod {
 		var m string
 		if err := json.Unmarshal(method, &m); err != nil {
-			return nil, diagnose(line, fmt.Errorf("method is not a string"))
+			return nil, nil, diagnose(line, fmt.Errorf("method is not a string"))
 		}
-		return &Request{ID: mid, Method: m, Params: nullable(params)}, nil
+		return &Request{ID: mid, Method: m, Params: nullable(params)}, id, nil
 	}
 	if !mid.IsValid() {
-		return nil, diagnose(line, errors.New("a response needs an id"))
+		return nil, nil, diagnose(line, errors.New("a response needs an id"))
 	}
 	resp := &Response{ID: mid, Result: nullable(result)}
 	if len(errv) > 0 && string(errv) != "null" {
 		var we Error
 		if err := json.Unmarshal(errv, &we); err != nil {
-			return nil, diagnose(line, fmt.Errorf("bad error object: %w", err))
+			return nil, nil, diagnose(line, fmt.Errorf("bad error object: %w", err))
 		}
 		resp.Error = &we
 	}
-	return resp, nil
+	return resp, id, nil
 }
 
 // oneExactID reports whether a valid envelope has exactly one member whose

@@ -206,7 +206,7 @@ func (r *Relay) escalate(ctx context.Context, pol *policy.Policy, p *pending, c 
 		latency := now.Sub(time.UnixMilli(rt.state.Issued))
 		if rt.answer.Allows() {
 			note(rt.state.ID, approval.InputRequired, rt.answer, latency)
-			r.forward(ctx, line, p)
+			r.forward(ctx, line, nil, p)
 			return
 		}
 		refuse(approval.Outcome{Answer: rt.answer, Channel: approval.InputRequired, ID: rt.state.ID, Err: rt.err})
@@ -221,7 +221,7 @@ func (r *Relay) escalate(ctx context.Context, pol *policy.Policy, p *pending, c 
 	switch {
 	case prior.Answer.Allows():
 		note(prior.ID, prior.Channel, prior.Answer, 0)
-		r.forward(ctx, line, p)
+		r.forward(ctx, line, nil, p)
 		return
 	case prior.Answer == approval.Declined:
 		refuse(approval.Outcome{Answer: approval.Declined, Channel: prior.Channel, ID: prior.ID, Age: prior.Age})
@@ -366,7 +366,7 @@ func (r *Relay) hold(ctx context.Context, p *pending, line []byte, ask approval.
 		r.settle(ctx, row.ID, answer, r.opts.Now())
 		if answer.Allows() {
 			note(row.ID, approval.Elicitation, answer, r.opts.Now().Sub(start))
-			r.forward(ctx, line, p)
+			r.forward(ctx, line, nil, p)
 			return
 		}
 		note(row.ID, approval.Elicitation, answer, r.opts.Now().Sub(start))

@@ -70,7 +70,7 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 			}
 		}
 	}()
-	msg, err := jsonrpc.Parse(line)
+	msg, lineID, err := jsonrpc.ParseRaw(line)
 	if err != nil {
 		var bad *jsonrpc.BadMessageError
 		if errors.As(err, &bad) {
@@ -90,7 +90,7 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 		}
 		return
 	}
-	rawID = jsonrpc.Member(line, "id")
+	rawID = lineID
 	if !req.ID.IsValid() {
 		if rawID != nil {
 			// "id": null. MCP forbids it, and it cannot be told from a
@@ -160,12 +160,14 @@ func (r *Relay) fromClient(ctx context.Context, line []byte) {
 		// A call without a tool name is the server's to refuse.
 	}
 	done = true
-	r.forward(ctx, line, p)
+	r.forward(ctx, line, lineID, p)
 }
 
 // forward sends a client request to the server under an id of Weir's own,
-// and answers it with an error if the server cannot take it.
-func (r *Relay) forward(ctx context.Context, line []byte, p *pending) {
+// and answers it with an error if the server cannot take it. lineID is the
+// request's id as Parse found it in line, or nil: a slice of another line
+// (line was rewritten since) is found again.
+func (r *Relay) forward(ctx context.Context, line, lineID []byte, p *pending) {
 	timeout := r.opts.RequestTimeout
 	if p.method == "subscriptions/listen" {
 		// A listen request is answered only when the subscription ends:
@@ -178,7 +180,7 @@ func (r *Relay) forward(ctx context.Context, line []byte, p *pending) {
 			fmt.Sprintf("the MCP server %q is no longer running (%v)", r.opts.Server, err))
 		return
 	}
-	out, _ := jsonrpc.ReplaceMember(line, "id", strconv.AppendInt(nil, id, 10))
+	out := replaceID(line, lineID, strconv.AppendInt(nil, id, 10))
 	if err := r.server.Write(ctx, out); err != nil {
 		r.log.Debug("writing to server", "err", err)
 		if p := r.ids.take(id); p != nil {
@@ -427,4 +429,15 @@ func requestTimer(d time.Duration, id int64, fire func(int64)) *time.Timer {
 		return nil
 	}
 	return time.AfterFunc(d, func() { fire(id) })
+}
+
+// replaceID is line with its id replaced by id: spliced at lineID, the
+// id Parse found, when that is a slice of line (a large message is not
+// scanned again), otherwise found by name.
+func replaceID(line, lineID, id []byte) []byte {
+	if out, ok := jsonrpc.ReplaceValue(line, lineID, id); ok {
+		return out
+	}
+	out, _ := jsonrpc.ReplaceMember(line, "id", id)
+	return out
 }

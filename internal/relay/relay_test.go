@@ -2,6 +2,7 @@ package relay
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/weir-sec/weir/internal/fingerprint"
 	"github.com/weir-sec/weir/internal/flow"
+	"github.com/weir-sec/weir/internal/jsonrpc"
 	"github.com/weir-sec/weir/internal/policy"
 	"github.com/weir-sec/weir/internal/policy/policyfile"
 	"github.com/weir-sec/weir/internal/store"
@@ -246,5 +248,22 @@ func TestLabelsOnlyWiden(t *testing.T) {
 	x.r.SetPolicy(p, nil)
 	if l := x.r.toolLabels("do_it").Labels; !l.Has(flow.Private) || !l.Has(flow.Sink) {
 		t.Errorf("after reload: labels %s, want private plus the annotation's sink", l)
+	}
+}
+
+// TestReplaceIDFallsBack: an id found in a line that was rewritten since
+// is no slice of the new line, so replaceID finds the id by name there.
+func TestReplaceIDFallsBack(t *testing.T) {
+	line := []byte(`{"result":{"x":1},"jsonrpc":"2.0","id":7}`)
+	_, id, err := jsonrpc.ParseRaw(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewritten, _ := jsonrpc.ReplaceMember(line, "result", []byte(`{"x":"a much longer value than before"}`))
+	for _, c := range []struct{ line, id []byte }{{line, id}, {rewritten, id}, {rewritten, nil}} {
+		want, _ := jsonrpc.ReplaceMember(c.line, "id", []byte(`"c-1"`))
+		if got := replaceID(c.line, c.id, []byte(`"c-1"`)); !bytes.Equal(got, want) {
+			t.Errorf("replaceID(%s) = %s, want %s", c.line, got, want)
+		}
 	}
 }

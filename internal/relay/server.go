@@ -74,7 +74,7 @@ func (r *Relay) fromServer(ctx context.Context, line []byte) {
 			}
 		}
 	}()
-	msg, err := jsonrpc.Parse(line)
+	msg, lineID, err := jsonrpc.ParseRaw(line)
 	if err != nil {
 		var bad *jsonrpc.BadMessageError
 		errors.As(err, &bad)
@@ -119,7 +119,7 @@ func (r *Relay) fromServer(ctx context.Context, line []byte) {
 			return
 		}
 	}
-	out, _ := jsonrpc.ReplaceMember(line, "id", p.clientID)
+	out := replaceID(line, lineID, p.clientID)
 	done = true
 	r.toClient(out)
 }
