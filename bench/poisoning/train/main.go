@@ -45,6 +45,7 @@ type def struct {
 	id, server, split, origin string
 	poisoned                  bool
 	keys                      []uint32
+	tool                      detect.Tool
 }
 
 // The settings internal/detect/model.bin was trained with.
@@ -86,10 +87,70 @@ func main() {
 	}
 }
 
-// scored is a definition and the score of the model that never saw it.
+// scored is a definition and the score of the model that never saw it,
+// and for a poisoned one the score once diluted with ordinary prose.
 type scored struct {
-	d def
-	p float64
+	d          def
+	p, diluted float64
+}
+
+// augCopies is how many diluted copies of each poisoned definition
+// training adds (see augment). Without them one sentence of ordinary prose
+// beside a payload took most scores under the threshold: out of fold, 31%
+// of poisoned definitions diluted with three sentences were still caught,
+// 64% with them, for 2.5 points of recall on undiluted ones.
+const augCopies = 2
+
+// prose is the sentences of the benign definitions' descriptions long
+// enough to read as prose: what an attacker dilutes a payload with.
+func prose(defs []def) []string {
+	var out []string
+	for _, d := range defs {
+		if d.poisoned {
+			continue
+		}
+		for _, s := range strings.SplitAfter(d.tool.Description, ". ") {
+			if len(strings.Fields(s)) >= 8 {
+				out = append(out, strings.TrimSpace(s))
+			}
+		}
+	}
+	return out
+}
+
+// dilute is t with n sentences of pool appended to its description.
+func dilute(t detect.Tool, pool []string, n int, rng *rand.Rand) detect.Tool {
+	var b strings.Builder
+	b.WriteString(t.Description)
+	for range n {
+		b.WriteString(" " + pool[rng.IntN(len(pool))])
+	}
+	t.Description = b.String()
+	return t
+}
+
+// augment adds, for each poisoned definition, copies diluted with one to
+// three sentences of the training set's benign prose, so that the model
+// learns that ordinary words beside a payload do not excuse it.
+func augment(train []def, copies int) []def {
+	if copies == 0 {
+		return train
+	}
+	pool := prose(train)
+	rng := rand.New(rand.NewPCG(5, 6))
+	out := slices.Clone(train)
+	for _, d := range train {
+		if !d.poisoned {
+			continue
+		}
+		for c := range copies {
+			a := d
+			a.tool = dilute(d.tool, pool, 1+c%3, rng)
+			a.keys = keysOf(a.tool)
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // crossValidate scores every definition with a model trained without its
@@ -123,9 +184,15 @@ func crossValidate(defs []def, l2 float64) []scored {
 				train = append(train, d)
 			}
 		}
-		m := fit(train, l2)
+		m := fit(augment(train, augCopies), l2)
+		pool := prose(defs)
+		rng := rand.New(rand.NewPCG(3, 4))
 		for _, d := range test {
-			oos = append(oos, scored{d, score(m, d.keys)})
+			x := scored{d: d, p: score(m, d.keys)}
+			if d.poisoned {
+				x.diluted = score(m, keysOf(dilute(d.tool, pool, 3, rng)))
+			}
+			oos = append(oos, x)
 		}
 	}
 	return oos
@@ -256,7 +323,7 @@ func (t table) markdown() string {
 // scorer catch together.
 func report(oos []scored, first *firstSight, threshold float64) []table {
 	cv := table{title: "the scorer alone, on each fold while trained on the others",
-		head: []string{"fold", "poisoned caught", "proof-of-concepts", "benchmark payloads", "benign flagged"}}
+		head: []string{"fold", "poisoned caught", "proof-of-concepts", "benchmark payloads", "benign flagged", "poisoned caught, diluted"}}
 	var folds []string
 	for _, x := range oos {
 		if !slices.Contains(folds, x.d.split) {
@@ -265,7 +332,14 @@ func report(oos []scored, first *firstSight, threshold float64) []table {
 	}
 	for _, f := range append(folds, "all") {
 		all, poc, bench, benign := tally(oos, f, threshold)
-		cv.rows = append(cv.rows, []string{f, frac(all), frac(poc), frac(bench), frac(benign)})
+		var dil [2]int
+		for _, x := range oos {
+			if x.d.poisoned && (f == "all" || x.d.split == f) {
+				dil[0] += b2i(x.diluted >= threshold)
+				dil[1]++
+			}
+		}
+		cv.rows = append(cv.rows, []string{f, frac(all), frac(poc), frac(bench), frac(benign), frac(dil)})
 	}
 	if first == nil {
 		return []table{cv}
@@ -453,7 +527,7 @@ func load(data, cats string) ([]def, error) {
 				id = r.Server + "/" + r.Name
 				seen[id] = true
 			}
-			defs = append(defs, def{id: id, server: r.Server, split: r.Split, origin: r.Origin, poisoned: f.poisoned, keys: keysOf(r.tool())})
+			defs = append(defs, def{id: id, server: r.Server, split: r.Split, origin: r.Origin, poisoned: f.poisoned, keys: keysOf(r.tool()), tool: r.tool()})
 		}
 	}
 	var labels struct {
@@ -499,7 +573,7 @@ func load(data, cats string) ([]def, error) {
 				continue
 			}
 			seen[id] = true
-			defs = append(defs, def{id: id, server: c.Server, split: "catalogues/" + groups[c.Server], keys: keysOf(t.tool())})
+			defs = append(defs, def{id: id, server: c.Server, split: "catalogues/" + groups[c.Server], keys: keysOf(t.tool()), tool: t.tool()})
 		}
 	}
 	return defs, nil

@@ -29,8 +29,18 @@ func TestCommittedModel(t *testing.T) {
 	if r := float64(all[0]) / float64(all[1]); r < 0.75 {
 		t.Errorf("out-of-split recall %.3f, want ≥ 0.75", r)
 	}
-	if r := float64(poc[0]) / float64(poc[1]); r < 0.80 {
-		t.Errorf("out-of-split proof-of-concept recall %.3f, want ≥ 0.80", r)
+	if r := float64(poc[0]) / float64(poc[1]); r < 0.72 {
+		t.Errorf("out-of-split proof-of-concept recall %.3f, want ≥ 0.72", r)
+	}
+	var dil [2]int
+	for _, x := range oos {
+		if x.d.poisoned {
+			dil[0] += b2i(x.diluted >= threshold)
+			dil[1]++
+		}
+	}
+	if r := float64(dil[0]) / float64(dil[1]); r < 0.55 {
+		t.Errorf("out-of-split recall of payloads diluted with prose %.3f, want ≥ 0.55", r)
 	}
 	if r := float64(benign[0]) / float64(benign[1]); r > 0.002 {
 		t.Errorf("out-of-split benign flagged %.4f, want ≤ 0.002", r)
