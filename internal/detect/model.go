@@ -121,7 +121,7 @@ type Feature struct {
 // bench/poisoning/train trains it on.
 func DefinitionFeatures(t Tool) []Feature {
 	var out []Feature
-	eachFeature(t, decodeField("inputSchema", t.InputSchema), decodeField("outputSchema", t.OutputSchema), func(k uint32, text func() string) {
+	eachFeature(t, decodeField("inputSchema", t.InputSchema), decodeField("outputSchema", t.OutputSchema), func(k uint32, _ string, text func() string) {
 		out = append(out, Feature{k, text()})
 	})
 	return out
@@ -130,7 +130,9 @@ func DefinitionFeatures(t Tool) []Feature {
 // eachFeature calls visit once for each distinct feature of a definition,
 // with a function that makes its text. Every word is read, however many:
 // a cap would let a definition hide its payload behind decoy words.
-func eachFeature(t Tool, input, output jsonField, visit func(key uint32, text func() string)) {
+// where is the field the feature was first read in ("description",
+// "inputSchema", "outputSchema").
+func eachFeature(t Tool, input, output jsonField, visit func(key uint32, where string, text func() string)) {
 	fs := featureSet{seen: seenPool.Get().(*[ModelBuckets / 64]uint64), visit: visit}
 	defer fs.release()
 	// The name, the title and a description's short first sentence say
@@ -138,9 +140,11 @@ func eachFeature(t Tool, input, output jsonField, visit func(key uint32, text fu
 	// them or in its schema. Leaving them out keeps the scorer from
 	// learning what the published proof-of-concepts are (calculators,
 	// weather lookups) instead of what they ask.
+	fs.where = "description"
 	fs.field(pastCover(t.Description))
 	for _, sch := range [...]jsonField{input, output} {
 		if sch.err == nil && !sch.empty {
+			fs.where = sch.name
 			fs.schema(sch.v, 0)
 		}
 	}
@@ -152,7 +156,8 @@ func eachFeature(t Tool, input, output jsonField, visit func(key uint32, text fu
 type featureSet struct {
 	seen    *[ModelBuckets / 64]uint64
 	touched []uint32
-	visit   func(key uint32, text func() string)
+	visit   func(key uint32, where string, text func() string)
+	where   string // the field being read
 }
 
 var seenPool = sync.Pool{New: func() any { return new([ModelBuckets / 64]uint64) }}
@@ -185,7 +190,7 @@ func (fs *featureSet) add(a, b []byte, prefix byte) {
 	}
 	fs.seen[k>>6] |= 1 << (k & 63)
 	fs.touched = append(fs.touched, k)
-	fs.visit(k, func() string {
+	fs.visit(k, fs.where, func() string {
 		text := string(a)
 		if prefix != 0 {
 			text = string(prefix) + text
@@ -366,16 +371,16 @@ func fnv(h uint32, b []byte) uint32 {
 	return h
 }
 
-// score is the model's probability that a definition is poisoned, and
-// the texts of the (at most three) features that pushed it up most,
-// strongest first.
-func (m *Model) score(t Tool, input, output jsonField) (p float64, top []string) {
+// score is the model's probability that a definition is poisoned, the
+// texts of the (at most three) features that pushed it up most, strongest
+// first, and the field the strongest was read in.
+func (m *Model) score(t Tool, input, output jsonField) (p float64, top []string, where string) {
 	z := float64(m.Bias)
 	var best [3]struct {
-		w    float32
-		text string
+		w           float32
+		text, where string
 	}
-	eachFeature(t, input, output, func(k uint32, text func() string) {
+	eachFeature(t, input, output, func(k uint32, at string, text func() string) {
 		w := m.weight(k)
 		z += float64(w)
 		if w <= best[len(best)-1].w {
@@ -386,14 +391,14 @@ func (m *Model) score(t Tool, input, output jsonField) (p float64, top []string)
 			best[i] = best[i-1]
 			i--
 		}
-		best[i].w, best[i].text = w, text()
+		best[i].w, best[i].text, best[i].where = w, text(), at
 	})
 	for _, b := range best {
 		if b.w > 0 {
 			top = append(top, b.text)
 		}
 	}
-	return 1 / (1 + math.Exp(-z)), top
+	return 1 / (1 + math.Exp(-z)), top, best[0].where
 }
 
 // modelFinding scores a definition the rules found no sign of poisoning
@@ -407,7 +412,7 @@ func modelFinding(t Tool, input, output jsonField, raw []rawFinding) []rawFindin
 		}
 	}
 	m := builtinModel()
-	p, top := m.score(t, input, output)
+	p, top, where := m.score(t, input, output)
 	if p < float64(m.Threshold) {
 		return nil
 	}
@@ -416,7 +421,7 @@ func modelFinding(t Tool, input, output jsonField, raw []rawFinding) []rawFindin
 		words[i] = strconv.Quote(w)
 	}
 	ev := visible(strings.Join(words, ", "), false)
-	return []rawFinding{{Finding: Finding{Detector: detModel, Severity: Medium, Field: "description", Evidence: ev,
+	return []rawFinding{{Finding: Finding{Detector: detModel, Severity: Medium, Field: where, Evidence: ev,
 		Message: fmt.Sprintf("Worded like published poisoned tool definitions (score %.2f, threshold %.2f; the words that weigh most: %s): no rule names it, so read the definition before trusting the tool.",
 			p, m.Threshold, strings.Join(words, ", "))}}}
 }
