@@ -62,6 +62,15 @@ var (
 	// webSearchContext names search providers.
 	// (Google and Bing are left out: a google-calendar server is no search.)
 	searchProviders = words("brave exa tavily perplexity serp serper serpapi kagi duckduckgo searxng jina search web")
+	// providerNames, in a tool's name, say it queries that search
+	// provider (omnisearch's kagi_search, exa_answer_search).
+	providerNames = words("brave exa tavily perplexity serper serpapi kagi duckduckgo searxng jina")
+	// referenceServices, in a server's name or package, serve
+	// documentation, papers or news: what their reads return others wrote
+	// (apple-docs, latest-science). ownWorkspaces keep the user's own
+	// documents (google-docs, notion) out of it.
+	referenceServices = words("doc docs documentation science paper papers arxiv scholar news")
+	ownWorkspaces     = words("google gdrive drive notion confluence office sharepoint onedrive dropbox quip coda lark feishu outline")
 	// searchEngines, searched, are the open web: search_google,
 	// search_with_bing, search_engine. ownServices after them are the
 	// user's own (search_google_drive).
@@ -113,6 +122,7 @@ type context struct {
 	maps                                          bool   // the server or tool is a map provider's
 	public                                        bool   // the server is an open forum or a public archive
 	calendar                                      bool   // the server or tool is a calendar
+	reference                                     bool   // the server serves documentation, papers or news
 	desc                                          string // the tool's description
 }
 
@@ -132,13 +142,14 @@ func toolContext(def ToolDef, r reading, service map[string]bool, local bool) co
 		c.codeHost = true
 	}
 	c.browser = anyOf(all, browserContext) != "" || browserDescription(def.Description)
-	c.searchProvider = anyKey(service, searchProviders)
+	c.searchProvider = anyKey(service, searchProviders) || anyOf(r.tokens, providerNames) != ""
 	c.public = anyKey(service, publicServices)
 	c.database = anyKey(service, databaseServices)
 	c.publicData = anyKey(service, words("weather meteo forecast"))
 	c.maps = anyOf(all, words("maps map amap geo places")) != ""
 	c.git = slices.Contains(r.tokens, "git") && !c.codeHost
 	c.local = local
+	c.reference = anyKey(service, referenceServices) && !anyKey(service, ownWorkspaces) && !c.codeHost && !c.database && !local
 	c.calendar = service["calendar"] || slices.Contains(r.tokens, "calendar") || mentions(def.Description, "calendar")
 	c.desc = def.Description
 	return c
@@ -749,6 +760,9 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	if c.searchProvider && class == vRead && has(localObjects) == "" && has(selfObjects) == "" && has(secretObjects) == "" {
 		// A search provider's reads return what it found on the web.
 		return flow.Untrusted, "results from the search provider"
+	}
+	if c.reference && (class == vRead || class == vSearch) && has(localObjects) == "" && has(selfObjects) == "" && has(secretObjects) == "" {
+		return flow.Untrusted, "documentation, papers or news others wrote"
 	}
 	return flow.Private, "the user's own data" + objectList(objs)
 }

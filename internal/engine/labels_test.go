@@ -132,6 +132,13 @@ func TestLabelGeneralRules(t *testing.T) {
 		schema             []Param
 		want               flow.Labels
 	}{
+		// A documentation, papers or news server's reads return what
+		// others wrote; a document workspace's are the user's own.
+		{"rust-docs", "list_crate_items", "List the items of a crate.", []Param{str("crate", true)}, U},
+		{"news-digest", "get_headlines", "Today's headlines for a topic.", []Param{str("topic", true)}, U},
+		{"google-docs", "list_documents", "List the user's documents.", nil, P},
+		// A search provider named in a tool's name is queried by it.
+		{"metasearch", "tavily_lookup", "Look up a question.", []Param{str("query", true)}, U},
 		// What follows a preposition is a criterion: the description
 		// names what is searched; a doer noun there is no verb.
 		{"inbox", "search_by_subject", "Search emails by words in their subject.", []Param{str("subject", true)}, P | U},
