@@ -86,7 +86,7 @@ var (
 		"snowflake clickhouse qdrant pinecone weaviate milvus chroma chromadb neo4j duckdb dynamodb firestore cassandra")
 	// publicServices are open forums and public archives: what they hold
 	// is strangers' text, none of it the user's.
-	publicServices = words("reddit hackernews stackoverflow stackexchange wikipedia arxiv pubmed lobsters")
+	publicServices = words("reddit hackernews stackoverflow stackexchange wikipedia arxiv pubmed lobsters youtube vimeo twitch dailymotion")
 	codeHosts      = words("github gitlab gitea bitbucket codeberg forgejo")
 	browserContext = words("browser playwright puppeteer browserbase stagehand chrome chromium selenium webdriver devtools cdp " +
 		"mobile emulator simulator android ios appium")
@@ -451,6 +451,11 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 			if r.verb == "start" && anyOf(r.objects, execObjects) != "" && anyOf(r.objects, sessionObjects) == "" ||
 				r.verb == "start" && slices.Contains(r.objects, "process") {
 				add(flow.Private|flow.Sink, "%s starts a process and returns its output", src)
+			}
+			if (r.verb == "connect" || r.verb == "disconnect") && anyOf(r.objects, words("relation relationship record entry entity item node")) != "" {
+				// connect_relation: links two of the user's records, a
+				// write, not a session
+				add(flow.Sink, "%s %ss records (%q)", src, r.verb, r.verb)
 			}
 		case vNone:
 			// No verb: a name of objects (db-stats, collection-indexes).

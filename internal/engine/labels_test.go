@@ -137,6 +137,12 @@ func TestLabelGeneralRules(t *testing.T) {
 		{"rust-docs", "list_crate_items", "List the items of a crate.", []Param{str("crate", true)}, U},
 		{"news-digest", "get_headlines", "Today's headlines for a topic.", []Param{str("topic", true)}, U},
 		{"google-docs", "list_documents", "List the user's documents.", nil, P},
+		// A video platform is an open forum: its videos are strangers'.
+		{"vimeo", "get_video_info", "Details of a video.", []Param{str("videoId", true)}, U},
+		// Unpublishing writes; connecting two records links them.
+		{"cms", "unpublish_page", "", []Param{str("pageId", true)}, S},
+		{"graphdb", "connect_nodes", "Link two nodes.", []Param{str("from", true), str("to", true)}, S},
+		{"db", "connect", "Connect to the database.", []Param{str("dsn", true)}, 0},
 		// A search provider named in a tool's name is queried by it.
 		{"metasearch", "tavily_lookup", "Look up a question.", []Param{str("query", true)}, U},
 		// What follows a preposition is a criterion: the description

@@ -42,7 +42,7 @@ var verbLists = map[verbClass]string{
 	vWeb:    "scrape crawl browse extract map visit",
 	vNav:    "navigate goto go",
 	vWrite: "send post create update delete remove merge deploy publish invite add comment assign unassign close reopen " +
-		"transfer pay charge refund cancel schedule trigger approve unapprove protect unprotect mark rename move modify " +
+		"transfer pay charge refund cancel schedule trigger approve unapprove protect unprotect mark rename move modify unpublish " +
 		"patch put set upload push fork apply scale rollout install upgrade uninstall drop insert write edit append reply " +
 		"react share submit finalize unresolve archive unarchive restore star unstar subscribe unsubscribe follow unfollow " +
 		"like upvote vote lock unlock pin unpin enable disable rotate revoke grant notify forward email message tweet dm book " +
