@@ -33,7 +33,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -48,6 +47,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weir-sec/weir/bench/internal/jsonl"
 	"github.com/weir-sec/weir/bench/internal/mdblock"
 	"github.com/weir-sec/weir/internal/detect"
 	"github.com/weir-sec/weir/internal/engine"
@@ -239,12 +239,12 @@ func readmeBlock(rep *Report) string {
 }
 
 func run(dir, jsonOut string, list int, w io.Writer) (*Report, error) {
-	var pois []Poisoned
-	if err := readJSONL(filepath.Join(dir, "poisoned.jsonl"), &pois); err != nil {
+	pois, err := jsonl.Read[Poisoned](filepath.Join(dir, "poisoned.jsonl"))
+	if err != nil {
 		return nil, err
 	}
-	var ben []Benign
-	if err := readJSONL(filepath.Join(dir, "benign.jsonl"), &ben); err != nil {
+	ben, err := jsonl.Read[Benign](filepath.Join(dir, "benign.jsonl"))
+	if err != nil {
 		return nil, err
 	}
 	pol, err := policyfile.Resolve("", "")
@@ -444,30 +444,6 @@ func nullIfEmpty(m json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return m
-}
-
-func readJSONL[T any](file string, dst *[]T) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var v T
-		if err := json.Unmarshal(line, &v); err != nil {
-			return fmt.Errorf("%s:%d: %w", file, n, err)
-		}
-		*dst = append(*dst, v)
-	}
-	return sc.Err()
 }
 
 func pct(r Rate) string {

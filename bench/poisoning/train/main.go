@@ -23,7 +23,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -37,6 +36,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/weir-sec/weir/bench/internal/jsonl"
 	"github.com/weir-sec/weir/bench/internal/mdblock"
 	"github.com/weir-sec/weir/internal/detect"
 )
@@ -517,7 +517,7 @@ func load(data, cats string) ([]def, error) {
 		name     string
 		poisoned bool
 	}{{"poisoned.jsonl", true}, {"benign.jsonl", false}} {
-		rs, err := readJSONL(filepath.Join(data, f.name))
+		rs, err := jsonl.Read[record](filepath.Join(data, f.name))
 		if err != nil {
 			return nil, err
 		}
@@ -577,27 +577,4 @@ func load(data, cats string) ([]def, error) {
 		}
 	}
 	return defs, nil
-}
-
-func readJSONL(path string) ([]record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var rs []record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var r record
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
-		}
-		rs = append(rs, r)
-	}
-	return rs, sc.Err()
 }
