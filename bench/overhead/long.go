@@ -109,7 +109,7 @@ tools:
   - {match: "echo:echo", labels: [private]}
   - {match: "echo:send", labels: [sink]}
 session:
-  max_bytes: 64MiB
+  max_bytes: 32MiB
 `
 
 var ruleRE = regexp.MustCompile(`\(rule ([a-z0-9_.-]+)\)`)

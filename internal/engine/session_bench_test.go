@@ -25,7 +25,7 @@ func BenchmarkLongSession(b *testing.B) {
 		b.Run(strconv.Itoa(n)+"-results", func(b *testing.B) {
 			for b.Loop() {
 				r := rand.New(rand.NewPCG(1, 2))
-				s := &flow.Session{MaxBytes: 64 << 20}
+				s := &flow.Session{MaxBytes: 32 << 20}
 				first := 0
 				for i := 1; i <= n; i++ {
 					var t strings.Builder
@@ -64,7 +64,7 @@ func BenchmarkDecideManySources(b *testing.B) {
 	h := hasher(b)
 	pol := mustPolicy(b, "version: 1\n")
 	for _, n := range []int{1000, 20000} {
-		s := &flow.Session{MaxBytes: 64 << 20}
+		s := &flow.Session{MaxBytes: 32 << 20}
 		for i := 1; i <= n; i++ {
 			tool := [...]string{"files/read_text_file", "mail/read_inbox", "web/fetch"}[i%3]
 			labels := [...]flow.Labels{flow.Private, flow.Private | flow.Untrusted, flow.Untrusted}[i%3]

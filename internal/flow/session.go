@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
-	"sort"
 )
 
 // An Observation is what one tool result leaves in a session: where it came
@@ -158,7 +157,7 @@ func (s *Session) evict() {
 		if len(x.gens) == 0 {
 			return // only the open parts are left: they are sealed, and evicted, when full
 		}
-		for _, src := range x.gens[0].srcs {
+		for _, src := range x.gens[0].srcTab {
 			s.Relabel(src, s.Sources[src].Labels|Evicted)
 		}
 		s.Evicted = true
@@ -183,9 +182,9 @@ func (s *Session) DigestSources(dst []int32, h uint64) []int32 { return s.digest
 func (s *Session) PrintCount() int { return s.prints.len() }
 
 // hashIndex maps a hash to the observations that hold it. New hashes go
-// to the open part, a map; when it holds openCap hashes it is sealed into
-// a generation, its hashes sorted in a packed array (12 bytes a hash
-// against a map's 25 to 40), and generations of similar size are merged,
+// to the open part, a packed table; when it holds openCap hashes it is
+// sealed into a generation, its hashes sorted and packed (about 6 bytes a
+// hash, against the table's 12 a slot), and generations of similar size are merged,
 // so that there are few of them and the oldest is the largest. Eviction
 // drops the oldest generation whole.
 type hashIndex struct {
@@ -198,7 +197,7 @@ type hashIndex struct {
 var openCap = 1 << 17
 
 // genMerge bounds a generation at that many open parts (8: 2^20 hashes,
-// 14 MB with the filter).
+// about 6.5 MB).
 const genMerge = 8
 
 // addAll adds hashes of source src, and reports whether the open part
@@ -233,8 +232,8 @@ func (x *hashIndex) seal() {
 	x.open = openIndex{}
 	x.open.grow(openCap)
 	x.gens = append(x.gens, g)
-	for n := len(x.gens); n >= 2 && len(x.gens[n-2].keys) <= 2*len(x.gens[n-1].keys) &&
-		len(x.gens[n-2].keys)+len(x.gens[n-1].keys) <= genMerge*openCap; n = len(x.gens) {
+	for n := len(x.gens); n >= 2 && x.gens[n-2].len() <= 2*x.gens[n-1].len() &&
+		x.gens[n-2].len()+x.gens[n-1].len() <= genMerge*openCap; n = len(x.gens) {
 		x.gens[n-2] = merge(x.gens[n-2], x.gens[n-1])
 		x.gens[n-1] = generation{}
 		x.gens = x.gens[:n-1]
@@ -251,8 +250,8 @@ func (x *hashIndex) lookup(dst []int32, h uint64) []int32 {
 
 func (x *hashIndex) len() int {
 	n := x.open.len()
-	for _, g := range x.gens {
-		n += len(g.keys)
+	for i := range x.gens {
+		n += x.gens[i].len()
 	}
 	return n
 }
@@ -261,8 +260,8 @@ func (x *hashIndex) len() int {
 // share of empty slots, and the packed arrays and filters.
 func (x *hashIndex) bytes() int64 {
 	n := x.open.tableBytes()
-	for _, g := range x.gens {
-		n += int64(len(g.keys))*12 + int64(len(g.bloom))*8
+	for i := range x.gens {
+		n += x.gens[i].bytes()
 	}
 	return n
 }
@@ -274,59 +273,198 @@ const mapEntryBytes = 30
 
 // A generation is a sealed part of an index: its hashes in order, each
 // with a source (a hash held by several sources appears once for each),
-// behind a filter of two bits a hash in 16.
+// packed in about 6 bytes a hash, exactly. A hash's top 16 bits are its
+// bucket, whose hashes are entries off[b] to off[b+1]; an entry keeps the
+// rest, bits 32–47 in mid and 0–31 in low, so a lookup reads a bucket's
+// bounds and searches a few entries. The sources are the generation's few
+// distinct ones (srcTab: sources are canonical per tool and labels, see
+// Session.canon) and, per entry, its source's index in srcTab in the
+// fewest bits that hold one: none when the generation has one source.
 type generation struct {
-	keys  []uint64
-	srcs  []int32
-	bloom []uint64
-	mask  uint64 // bits in bloom − 1
+	off     []uint32 // 1<<16 + 1 bucket bounds
+	low     []uint32
+	mid     []uint16
+	srcTab  []int32  // the distinct sources, sorted
+	packed  []uint64 // per entry, srcBits bits: its source's index in srcTab
+	srcBits uint     // 0, 1, 2, 4, 8, 16 or 32: a power of two, so no index straddles a word
 }
 
-func newGeneration(keys []uint64, srcs []int32) generation {
-	bits := uint64(64)
-	for bits < uint64(16*len(keys)) {
-		bits <<= 1
+const bucketBits = 16
+
+func (g *generation) len() int { return len(g.low) }
+
+func (g *generation) bytes() int64 {
+	return int64(len(g.off))*4 + int64(len(g.low))*6 + int64(len(g.packed))*8 + int64(len(g.srcTab))*4
+}
+
+// src is the source of entry i.
+func (g *generation) src(i int) int32 {
+	if g.srcBits == 0 {
+		return g.srcTab[0]
 	}
-	g := generation{keys: keys, srcs: srcs, bloom: make([]uint64, bits/64), mask: bits - 1}
-	for _, h := range keys {
-		a, b := h&g.mask, (h>>32)&g.mask
-		g.bloom[a/64] |= 1 << (a % 64)
-		g.bloom[b/64] |= 1 << (b % 64)
-	}
-	return g
+	w := uint(i) * g.srcBits
+	return g.srcTab[g.packed[w/64]>>(w%64)&(1<<g.srcBits-1)]
 }
 
 func (g *generation) lookup(dst []int32, h uint64) []int32 {
-	if len(g.keys) == 0 {
+	if len(g.low) == 0 {
 		return dst
 	}
-	a, b := h&g.mask, (h>>32)&g.mask
-	if g.bloom[a/64]&(1<<(a%64)) == 0 || g.bloom[b/64]&(1<<(b%64)) == 0 {
-		return dst
+	b := h >> (64 - bucketBits)
+	lo, hi := int(g.off[b]), int(g.off[b+1])
+	m, l := uint16(h>>32), uint32(h)
+	// the first entry of the bucket not below h: buckets hold a few
+	// entries, but keys that are not keyed hashes may crowd one
+	for n := hi - lo; n > 0; {
+		half := n / 2
+		if k := lo + half; g.mid[k] < m || g.mid[k] == m && g.low[k] < l {
+			lo, n = k+1, n-half-1
+		} else {
+			n = half
+		}
 	}
-	for i := sort.Search(len(g.keys), func(i int) bool { return g.keys[i] >= h }); i < len(g.keys) && g.keys[i] == h; i++ {
-		if !slices.Contains(dst, g.srcs[i]) {
-			dst = append(dst, g.srcs[i])
+	for i := lo; i < hi && g.mid[i] == m && g.low[i] == l; i++ {
+		if src := g.src(i); !slices.Contains(dst, src) {
+			dst = append(dst, src)
 		}
 	}
 	return dst
 }
 
-// merge returns the generation holding a's and b's hashes.
-func merge(a, b generation) generation {
-	keys := make([]uint64, 0, len(a.keys)+len(b.keys))
-	srcs := make([]int32, 0, cap(keys))
-	i, j := 0, 0
-	for i < len(a.keys) || j < len(b.keys) {
-		if j == len(b.keys) || i < len(a.keys) && a.keys[i] <= b.keys[j] {
-			keys, srcs = append(keys, a.keys[i]), append(srcs, a.srcs[i])
-			i++
-		} else {
-			keys, srcs = append(keys, b.keys[j]), append(srcs, b.srcs[j])
-			j++
+// genIter walks a generation's entries in order.
+type genIter struct {
+	g    *generation
+	i, b int // the next entry, and its bucket
+}
+
+func (it *genIter) more() bool { return it.i < len(it.g.low) }
+
+// next returns the next entry's hash and source; more must be true.
+func (it *genIter) next() (uint64, int32) {
+	g := it.g
+	for int(g.off[it.b+1]) <= it.i {
+		it.b++
+	}
+	h := uint64(it.b)<<(64-bucketBits) | uint64(g.mid[it.i])<<32 | uint64(g.low[it.i])
+	src := g.src(it.i)
+	it.i++
+	return h, src
+}
+
+// genBuilder packs the entries of a generation, given in order.
+type genBuilder struct {
+	g    generation
+	b    int // buckets below b are bounded
+	mask uint64
+}
+
+// newGenBuilder makes room for n entries whose sources are among tab
+// (sorted, distinct, not empty).
+func newGenBuilder(n int, tab []int32) *genBuilder {
+	w := uint(0)
+	for uint64(len(tab)-1)>>w != 0 {
+		w = max(2*w, 1)
+	}
+	g := generation{off: make([]uint32, 1<<bucketBits+1), low: make([]uint32, 0, n), mid: make([]uint16, 0, n), srcTab: tab, srcBits: w}
+	if w > 0 {
+		g.packed = make([]uint64, (uint(n)*w+63)/64)
+	}
+	return &genBuilder{g: g}
+}
+
+func (gb *genBuilder) add(h uint64, src int32) {
+	g := &gb.g
+	i := len(g.low)
+	for b := int(h >> (64 - bucketBits)); gb.b <= b; gb.b++ {
+		g.off[gb.b] = uint32(i)
+	}
+	g.low, g.mid = append(g.low, uint32(h)), append(g.mid, uint16(h>>32))
+	if g.srcBits > 0 {
+		k, _ := slices.BinarySearch(g.srcTab, src)
+		w := uint(i) * g.srcBits
+		g.packed[w/64] |= uint64(k) << (w % 64)
+	}
+}
+
+func (gb *genBuilder) done() generation {
+	for ; gb.b <= 1<<bucketBits; gb.b++ {
+		gb.g.off[gb.b] = uint32(len(gb.g.low))
+	}
+	return gb.g
+}
+
+// newGeneration packs hashes in order with their sources.
+func newGeneration(keys []uint64, srcs []int32) generation {
+	if len(keys) == 0 {
+		return generation{}
+	}
+	var tab srcSet
+	for _, src := range srcs {
+		tab.add(src)
+	}
+	gb := newGenBuilder(len(keys), tab.sorted())
+	for i, h := range keys {
+		gb.add(h, srcs[i])
+	}
+	return gb.done()
+}
+
+// srcSet gathers distinct sources: indexes into a session's Sources, so a
+// bitmap over them is small and takes no sort.
+type srcSet struct{ bits []uint64 }
+
+func (s *srcSet) add(src int32) {
+	w := int(src) / 64
+	if w >= len(s.bits) {
+		s.bits = append(s.bits, make([]uint64, w+1-len(s.bits))...)
+	}
+	s.bits[w] |= 1 << (uint(src) % 64)
+}
+
+// sorted returns the sources added, in order.
+func (s *srcSet) sorted() []int32 {
+	var out []int32
+	for w, x := range s.bits {
+		for ; x != 0; x &= x - 1 {
+			out = append(out, int32(w*64+bits.TrailingZeros64(x)))
 		}
 	}
-	return newGeneration(keys, srcs)
+	return out
+}
+
+// merge returns the generation holding a's and b's entries.
+func merge(a, b generation) generation {
+	if a.len() == 0 || b.len() == 0 {
+		if a.len() == 0 {
+			return b
+		}
+		return a
+	}
+	var tab srcSet
+	for _, src := range a.srcTab {
+		tab.add(src)
+	}
+	for _, src := range b.srcTab {
+		tab.add(src)
+	}
+	gb := newGenBuilder(a.len()+b.len(), tab.sorted())
+	ia, ib := genIter{g: &a}, genIter{g: &b}
+	ha, sa := ia.next()
+	hb, sb := ib.next()
+	for okA, okB := true, true; okA || okB; {
+		if !okB || okA && ha <= hb {
+			gb.add(ha, sa)
+			if okA = ia.more(); okA {
+				ha, sa = ia.next()
+			}
+		} else {
+			gb.add(hb, sb)
+			if okB = ib.more(); okB {
+				hb, sb = ib.next()
+			}
+		}
+	}
+	return gb.done()
 }
 
 // openIndex is the open part of a hashIndex: a table of packed keys and
@@ -568,19 +706,31 @@ func (x *openIndex) sorted() generation {
 		}
 		slices.SortFunc(all, func(a, b kv) int { return cmp.Compare(a.k, b.k) })
 	}
-	n := len(all)
-	for _, m := range x.more {
-		n += len(m) - 1
+	if len(all) == 0 {
+		return generation{}
 	}
-	out, srcs := make([]uint64, 0, n), make([]int32, 0, n)
+	n := len(all)
+	var tab srcSet
 	for _, e := range all {
 		if e.v >= 0 {
-			out, srcs = append(out, e.k), append(srcs, e.v)
+			tab.add(e.v)
+		}
+	}
+	for _, m := range x.more {
+		n += len(m) - 1
+		for _, src := range m {
+			tab.add(src)
+		}
+	}
+	gb := newGenBuilder(n, tab.sorted())
+	for _, e := range all {
+		if e.v >= 0 {
+			gb.add(e.k, e.v)
 		} else {
 			for _, src := range x.more[-e.v-1] {
-				out, srcs = append(out, e.k), append(srcs, src)
+				gb.add(e.k, src)
 			}
 		}
 	}
-	return newGeneration(out, srcs)
+	return gb.done()
 }

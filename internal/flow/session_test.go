@@ -1,6 +1,8 @@
 package flow
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -187,14 +189,149 @@ func TestOpenIndexSpillsClusteredKeys(t *testing.T) {
 		}
 	}
 	g := x.sorted()
-	if !slices.IsSorted(g.keys) || len(g.keys) != 5000+5000/7+1 {
-		t.Fatalf("sealed: %d keys, sorted %v", len(g.keys), slices.IsSorted(g.keys))
+	keys, _ := entries(&g)
+	if !slices.IsSorted(keys) || len(keys) != 5000+5000/7+1 {
+		t.Fatalf("sealed: %d keys, sorted %v", len(keys), slices.IsSorted(keys))
+	}
+}
+
+// entries lists a generation's hashes and sources, in order.
+func entries(g *generation) (keys []uint64, srcs []int32) {
+	for it := (genIter{g: g}); it.more(); {
+		h, src := it.next()
+		keys, srcs = append(keys, h), append(srcs, src)
+	}
+	return keys, srcs
+}
+
+// TestGenerationPacksExactly: a packed generation, built or merged, gives
+// back every hash and source it was given, in order, and finds each one
+// and nothing else, whatever the hashes (keyed ones, or ones that differ
+// only in the bits one part of an entry keeps: the bucket, mid or low) and
+// however many distinct sources it has (none, one bit, ..., 32 bits).
+func TestGenerationPacksExactly(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		draw := func(label string) ([]uint64, []int32) {
+			nsrc := rapid.SampledFrom([]int{1, 2, 3, 5, 17, 300, 70000}).Draw(t, label+" sources")
+			base := rapid.Uint64().Draw(t, label+" base")
+			n := rapid.IntRange(0, 300).Draw(t, label+" n")
+			keys := make([]uint64, n)
+			srcs := make([]int32, n)
+			for i := range keys {
+				switch rapid.IntRange(0, 3).Draw(t, "kind") {
+				case 0:
+					keys[i] = rapid.Uint64().Draw(t, "key")
+				case 1: // differs from base in the bucket only
+					keys[i] = base&(1<<48-1) | rapid.Uint64Range(0, 1<<16-1).Draw(t, "bucket")<<48
+				case 2: // in mid only
+					keys[i] = base&^(0xffff<<32) | rapid.Uint64Range(0, 1<<16-1).Draw(t, "mid")<<32
+				default: // small: all in bucket 0
+					keys[i] = rapid.Uint64Range(0, 40).Draw(t, "small")
+				}
+				srcs[i] = int32(rapid.IntRange(0, nsrc-1).Draw(t, "src"))
+			}
+			// in order, as sealing gives them; a hash with several sources
+			// has each once
+			idx := make([]int, n)
+			for i := range idx {
+				idx[i] = i
+			}
+			slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(srcs[a], srcs[b])) })
+			var k []uint64
+			var s []int32
+			for j, i := range idx {
+				if j > 0 && keys[i] == k[len(k)-1] && srcs[i] == s[len(s)-1] {
+					continue
+				}
+				k, s = append(k, keys[i]), append(s, srcs[i])
+			}
+			return k, s
+		}
+		ka, sa := draw("a")
+		kb, sb := draw("b")
+		a, b := newGeneration(ka, sa), newGeneration(kb, sb)
+		for _, c := range []struct {
+			g      generation
+			keys   []uint64
+			srcs   []int32
+			merged bool
+		}{{a, ka, sa, false}, {b, kb, sb, false}, {merge(a, b), nil, nil, true}} {
+			keys, srcs := c.keys, c.srcs
+			if c.merged { // both, in order, a's first among equals
+				want := map[uint64][]int32{}
+				for i, h := range ka {
+					want[h] = append(want[h], sa[i])
+				}
+				for i, h := range kb {
+					want[h] = append(want[h], sb[i])
+				}
+				keys, srcs = nil, nil
+				ks := slices.Sorted(maps.Keys(want))
+				for _, h := range ks {
+					for _, src := range want[h] {
+						keys, srcs = append(keys, h), append(srcs, src)
+					}
+				}
+			}
+			gotK, gotS := entries(&c.g)
+			if !slices.Equal(gotK, keys) || !slices.Equal(gotS, srcs) {
+				t.Fatalf("entries:\n got %x %v\nwant %x %v", gotK, gotS, keys, srcs)
+			}
+			want := map[uint64][]int32{}
+			for i, h := range keys {
+				if !slices.Contains(want[h], srcs[i]) {
+					want[h] = append(want[h], srcs[i])
+				}
+			}
+			probe := slices.Clone(keys)
+			for _, h := range keys {
+				probe = append(probe, h+1, h-1, h^1<<63, h^1<<40, h^1<<20)
+			}
+			for _, h := range probe {
+				got := c.g.lookup(nil, h)
+				if w := want[h]; !slices.Equal(got, w) && !(len(got) == 0 && len(w) == 0) {
+					t.Fatalf("lookup %x: %v, want %v", h, got, w)
+				}
+			}
+		}
+	})
+}
+
+// TestGenerationSizes: a generation of 2^20 keyed hashes takes about 6.25
+// bytes a hash with one source (6.75 with six), and one with more distinct sources than
+// 16 bits index (as many as there are hashes: 32 bits each, more than a
+// table of int32 would take) still finds each hash's own.
+func TestGenerationSizes(t *testing.T) {
+	x := uint64(0x9e3779b97f4a7c15)
+	next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
+	for _, c := range []struct {
+		n, sources int
+		maxBytes   float64 // a hash
+	}{{1 << 20, 1, 6.3}, {1 << 20, 6, 6.8}, {70000, 70000, 18}} {
+		keys, srcs := make([]uint64, c.n), make([]int32, c.n)
+		for i := range keys {
+			keys[i] = next()
+		}
+		slices.Sort(keys)
+		for i := range srcs {
+			srcs[i] = int32((i * 7919) % c.sources)
+		}
+		g := newGeneration(keys, srcs)
+		if per := float64(g.bytes()) / float64(c.n); per > c.maxBytes {
+			t.Errorf("%d hashes of %d sources: %.2f bytes a hash, want at most %.1f", c.n, c.sources, per, c.maxBytes)
+		}
+		for i := 0; i < c.n; i += 97 {
+			if got := g.lookup(nil, keys[i]); !slices.Equal(got, []int32{srcs[i]}) {
+				t.Fatalf("%d sources: hash %d: %v, want [%d]", c.sources, i, got, srcs[i])
+			}
+		}
 	}
 }
 
 // BenchmarkJoinLoad is what a proxy joining a long session does before its
 // first decision: apply 20,000 stored results of 500 keyed prints each
-// (4 KB of private text apiece) to an empty mirror bounded at 64 MiB.
+// (4 KB of private text apiece) to an empty mirror bounded at 32 MiB, as
+// the presets bound it.
 func BenchmarkJoinLoad(b *testing.B) {
 	const results, prints = 20000, 500
 	x := uint64(0x9e3779b97f4a7c15)
@@ -211,12 +348,12 @@ func BenchmarkJoinLoad(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		s := Session{MaxBytes: 64 << 20}
+		s := Session{MaxBytes: 32 << 20}
 		for i := range obs {
 			s.Apply(int64(i+1), &obs[i])
 		}
 		if !s.Evicted {
-			b.Fatal("a 20,000-result session fit in 64 MiB")
+			b.Fatal("a 20,000-result session fit in 32 MiB")
 		}
 	}
 }
