@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"hash/maphash"
 	"math/bits"
 	"strings"
 	"unicode"
@@ -125,17 +126,25 @@ func wordOverflow(h *fingerprint.Hasher) uint64 { return h.Word(kindWord) }
 // eachWord calls fn with every run of letters and digits in text, lower
 // case, in order.
 func eachWord(text string, fn func(w string)) {
+	eachRawWord(text, func(w string, upper bool) {
+		if upper {
+			w = strings.ToLower(w)
+		}
+		fn(w)
+	})
+}
+
+// eachRawWord calls fn with every run of letters and digits in text as
+// it is written, a slice of text, and whether it has letters that are not
+// lower case.
+func eachRawWord(text string, fn func(w string, upper bool)) {
 	start := -1
 	upper := false
 	flush := func(end int) {
 		if start < 0 {
 			return
 		}
-		w := text[start:end]
-		if upper {
-			w = strings.ToLower(w)
-		}
-		fn(w)
+		fn(text[start:end], upper)
 		start, upper = -1, false
 	}
 	for i := 0; i < len(text); {
@@ -170,6 +179,38 @@ func eachWord(text string, fn func(w string)) {
 	flush(len(text))
 }
 
+// wordCache remembers the digests of the words of one text as written:
+// a page uses a few hundred words again and again, and hashing one (and
+// lowercasing it, when it is capitalised) costs more than looking it up.
+// It is direct-mapped: a word whose slot another took is hashed again.
+// recent holds the last digest appended in each of its slots (see
+// observedWords).
+type wordCache struct {
+	words  [wordCacheSlots]string
+	sums   [wordCacheSlots]uint64
+	recent [1 << 12]uint64
+}
+
+const wordCacheSlots = 1 << 11
+
+// wordSlotSeed places words in a wordCache; it keys nothing that leaves
+// the process.
+var wordSlotSeed = maphash.MakeSeed()
+
+func (wc *wordCache) digest(h *fingerprint.Hasher, w string, upper bool) uint64 {
+	k := maphash.String(wordSlotSeed, w) % wordCacheSlots
+	if wc.words[k] == w {
+		return wc.sums[k]
+	}
+	lw := w
+	if upper {
+		lw = strings.ToLower(w)
+	}
+	d := wordDigest(h, lw)
+	wc.words[k], wc.sums[k] = w, d
+	return d
+}
+
 // observedWords are the digests of the distinct words, pairs of adjacent
 // words and number-like tokens of an untrusted result's text, at most
 // maxObservedWords of them, then the overflow digest if there were more.
@@ -179,13 +220,26 @@ func observedWords(h *fingerprint.Hasher, text string) []uint64 {
 	// than the hashing. The list is deduplicated whenever it reaches
 	// observeChunk, so a long page holds at most that many digests at
 	// once, and once it holds more than maxObservedWords distinct ones the
-	// rest is not hashed: the overflow digest stands for it.
+	// rest is not hashed: the overflow digest stands for it. A digest
+	// equal to the last one appended in its slot of wc.recent is a repeat
+	// and is not appended at all: most of a long page's words are.
 	const observeChunk = 4 * maxObservedWords
 	out := make([]uint64, 0, min(len(text)/4, observeChunk))
+	var wc *wordCache // for a text long enough to repeat itself
+	if len(text) >= 4<<10 {
+		wc = new(wordCache)
+	}
 	over := false
 	add := func(d uint64) {
 		if over {
 			return
+		}
+		if wc != nil {
+			if r := &wc.recent[d%uint64(len(wc.recent))]; *r == d && d != 0 {
+				return
+			} else {
+				*r = d
+			}
 		}
 		out = append(out, d)
 		if len(out) == observeChunk {
@@ -195,11 +249,19 @@ func observedWords(h *fingerprint.Hasher, text string) []uint64 {
 	}
 	var prev uint64
 	first := true
-	eachWord(text, func(w string) {
+	eachRawWord(text, func(w string, upper bool) {
 		if over {
 			return
 		}
-		d := wordDigest(h, w)
+		var d uint64
+		switch {
+		case wc != nil:
+			d = wc.digest(h, w, upper)
+		case upper:
+			d = wordDigest(h, strings.ToLower(w))
+		default:
+			d = wordDigest(h, w)
+		}
 		add(d)
 		if !first {
 			add(pairDigest(prev, d))

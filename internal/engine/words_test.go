@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/weir-sec/weir/internal/flow"
+	"pgregory.net/rapid"
 )
 
 func TestEachWord(t *testing.T) {
@@ -186,4 +187,44 @@ func TestUnlistedKindCounts(t *testing.T) {
 	if d := decide(pol, h, s, call); d.Verdict != flow.Block {
 		t.Errorf("a leak of a source of an unlisted kind: %s %s (%s), want block", d.Verdict, d.Rule, d.Reason)
 	}
+}
+
+// TestObservedWordsAsDefined: observedWords, with its cache of words as
+// written and its filter of repeats, gives the digests the definition
+// says: every word (lower case), every pair of adjacent words and every
+// number-like token, sorted and unique. The texts are long enough for the
+// cache, and made of few words, some capitalised or not ASCII, so that
+// words share cache slots and repeat across filter slots.
+func TestObservedWordsAsDefined(t *testing.T) {
+	h := hasher(t)
+	rapid.Check(t, func(t *rapid.T) {
+		vocab := rapid.SliceOfN(rapid.SampledFrom([]string{
+			"the", "The", "THE", "of", "Of", "report", "Report", "a", "I", "ab", "ba", "aab", "aba",
+			"naïve", "Naïve", "ÉTÉ", "über", "x1", "X1", "2024-05-01", "12.50", "09:00", "13", "v2", "user_2",
+		}), 1, 12).Draw(t, "vocab")
+		seps := []string{" ", ", ", ". ", "\n", " - ", "/"}
+		var b strings.Builder
+		for n := rapid.IntRange(0, 9000).Draw(t, "bytes"); b.Len() < n; {
+			b.WriteString(vocab[rapid.IntRange(0, len(vocab)-1).Draw(t, "word")])
+			b.WriteString(seps[rapid.IntRange(0, len(seps)-1).Draw(t, "sep")])
+		}
+		text := b.String()
+		var want []uint64
+		var prev uint64
+		first := true
+		eachWord(text, func(w string) {
+			d := wordDigest(h, w)
+			want = append(want, d)
+			if !first {
+				want = append(want, pairDigest(prev, d))
+			}
+			prev, first = d, false
+		})
+		eachNumber(text, func(n string) { want = append(want, numberDigest(h, n)) })
+		slices.Sort(want)
+		want = slices.Compact(want)
+		if got := observedWords(h, text); !slices.Equal(got, want) {
+			t.Fatalf("text of %d bytes: %d digests, want %d", len(text), len(got), len(want))
+		}
+	})
 }
