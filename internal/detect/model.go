@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strconv"
@@ -44,6 +45,37 @@ type Model struct {
 	Threshold float32 // a probability: scores at or above it are findings
 	Keys      []uint32
 	Weights   []float32
+
+	// index, when set (see buildIndex), finds a key's weight without a
+	// search: most features of a definition are in no model bucket.
+	index *modelIndex
+}
+
+// modelIndex marks the buckets that have a weight, with the number of
+// marked buckets before each word of marks: a key's weight is at the rank
+// of its bit.
+type modelIndex struct {
+	marks [ModelBuckets / 64]uint64
+	rank  [ModelBuckets / 64]uint32
+}
+
+// buildIndex indexes m's keys, when they are the buckets of a model the
+// trainer writes (distinct, in order, each below ModelBuckets); weight
+// searches the keys of any other.
+func (m *Model) buildIndex() {
+	x := new(modelIndex)
+	for i, k := range m.Keys {
+		if k >= ModelBuckets || i > 0 && k <= m.Keys[i-1] {
+			return
+		}
+		x.marks[k/64] |= 1 << (k % 64)
+	}
+	n := uint32(0)
+	for w, bits64 := range x.marks {
+		x.rank[w] = n
+		n += uint32(bits.OnesCount64(bits64))
+	}
+	m.index = x
 }
 
 const modelMagic = "weir-defmodel-1\n"
@@ -85,6 +117,7 @@ func (m *Model) UnmarshalBinary(b []byte) error {
 	if !slices.IsSorted(m.Keys) {
 		return errors.New("model: keys unsorted")
 	}
+	m.buildIndex()
 	return nil
 }
 
@@ -102,6 +135,16 @@ var builtinModel = sync.OnceValue(func() *Model {
 
 // weight is the weight of feature key (0 for a feature not in the model).
 func (m *Model) weight(key uint32) float32 {
+	if x := m.index; x != nil {
+		if key >= ModelBuckets {
+			return 0
+		}
+		w, bit := key/64, uint64(1)<<(key%64)
+		if x.marks[w]&bit == 0 {
+			return 0
+		}
+		return m.Weights[x.rank[w]+uint32(bits.OnesCount64(x.marks[w]&(bit-1)))]
+	}
 	i, ok := slices.BinarySearch(m.Keys, key)
 	if !ok {
 		return 0

@@ -250,3 +250,26 @@ func FuzzModelUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// TestModelIndex: the index gives every bucket the weight a search of the
+// keys does, on the shipped model; a model whose keys are not a trainer's
+// (out of range, repeated) has none and is searched.
+func TestModelIndex(t *testing.T) {
+	m := builtinModel()
+	if m.index == nil {
+		t.Fatal("the shipped model has no index")
+	}
+	plain := &Model{Keys: m.Keys, Weights: m.Weights}
+	for k := uint32(0); k < ModelBuckets+70; k++ {
+		if a, b := m.weight(k), plain.weight(k); a != b {
+			t.Fatalf("bucket %d: indexed weight %v, searched %v", k, a, b)
+		}
+	}
+	for _, keys := range [][]uint32{{1, ModelBuckets}, {3, 3, 7}} {
+		odd := &Model{Keys: keys, Weights: make([]float32, len(keys))}
+		odd.buildIndex()
+		if odd.index != nil {
+			t.Errorf("keys %v: indexed", keys)
+		}
+	}
+}
