@@ -353,16 +353,15 @@ func (it *genIter) next() (uint64, int32) {
 
 // genBuilder packs the entries of a generation, given in order.
 type genBuilder struct {
-	g    generation
-	b    int // buckets below b are bounded
-	mask uint64
+	g generation
+	b int // buckets below b are bounded
 }
 
 // newGenBuilder makes room for n entries whose sources are among tab
 // (sorted, distinct, not empty).
 func newGenBuilder(n int, tab []int32) *genBuilder {
 	w := uint(0)
-	for uint64(len(tab)-1)>>w != 0 {
+	for len(tab) > 1 && uint64(len(tab)-1)>>w != 0 {
 		w = max(2*w, 1)
 	}
 	g := generation{off: make([]uint32, 1<<bucketBits+1), low: make([]uint32, 0, n), mid: make([]uint16, 0, n), srcTab: tab, srcBits: w}
