@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -237,5 +238,33 @@ func BenchmarkCanonicalJSON(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCanonicalJSONLinear: canonicalising 1 MB nested 1,000 objects deep
+// (keys in order, keys out of order, and arrays) allocates a few times the
+// input, not the input once per level: sorting by copying each object into
+// its parent did that, seconds of work on a schema a server may send.
+func TestCanonicalJSONLinear(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes what is allocated")
+	}
+	big := `"` + strings.Repeat("x", 1<<20) + `"`
+	for name, in := range map[string]string{
+		"objects in order":     strings.Repeat(`{"a":`, 1000) + big + strings.Repeat(`}`, 1000),
+		"objects out of order": strings.Repeat(`{"b":0,"a":`, 1000) + big + strings.Repeat(`}`, 1000),
+		"arrays of objects":    strings.Repeat(`[{"b":0},{"a":`, 500) + big + strings.Repeat(`}]`, 500),
+	} {
+		raw := []byte(in)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		out, err := CanonicalJSON(raw)
+		runtime.ReadMemStats(&after)
+		if err != nil || len(out) < 1<<20 {
+			t.Fatalf("%s: %d bytes, %v", name, len(out), err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 8*uint64(len(raw)) {
+			t.Errorf("%s: canonicalising %d bytes allocated %d", name, len(raw), n)
+		}
 	}
 }

@@ -55,19 +55,22 @@ func DefinitionHash(t Tool) [32]byte {
 // JSON value, or an error if raw is not one valid JSON value. It reads the
 // bytes once, strictly, as encoding/json does (a value nested more than
 // maxCanonDepth deep is an error too), and decodes strings as it does:
-// invalid UTF-8 and lone surrogates become U+FFFD.
+// invalid UTF-8 and lone surrogates become U+FFFD. Its work is linear in
+// the input however deep objects nest (see canonicaliser).
 func CanonicalJSON(raw []byte) ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(len(raw))
-	var c canonicaliser
-	i, err := c.value(&b, raw, skipWS(raw, 0), 0)
+	c := canonicaliser{arena: make([]byte, 0, len(raw))}
+	p, i, err := c.value(raw, skipWS(raw, 0), 0)
 	if err != nil {
 		return nil, err
 	}
 	if skipWS(raw, i) != len(raw) {
 		return nil, errTrailing
 	}
-	return b.Bytes(), nil
+	if p.node < 0 {
+		return c.arena[p.start:p.end], nil
+	}
+	out := make([]byte, 0, len(c.arena))
+	return c.emit(out, p), nil
 }
 
 type canonError string
@@ -106,65 +109,105 @@ func skipWS(s []byte, i int) int {
 	return i
 }
 
-// canonMember is one member of an object being canonicalised: its name,
-// and where its canonical value is in the object's buffer.
-type canonMember struct {
-	key        []byte
-	start, end int
-}
-
-// canonicaliser holds, per depth, the buffer an object's member values
-// are written to before they are put in order, and its members: reused by
-// every object at that depth.
+// canonicaliser writes a value's canonical bytes in one pass, in the
+// order they are read, to arena. A value whose canonical form is what was
+// written, in one piece (a scalar, an array of such, an object of such
+// whose keys came in order), is that span of the arena; any other object
+// or array is a node that lists its members' or elements' pieces, and
+// the canonical bytes are put together once, at the end (emit). Sorting
+// by copying each object's members into its parent, as the encoding/json
+// version did, copied a value once for every object around it: 1 MB
+// nested 1,000 objects deep took seconds.
 type canonicaliser struct {
-	vals    []*bytes.Buffer // pointers: a deeper object may grow the slice
+	arena []byte
+	nodes []canonNode
+	// scratch, per depth: the pieces of the container being read there
+	elems   [][]canonPiece
 	members [][]canonMember
 }
 
-// value writes the JSON value at s[i] canonically to b and returns the
-// index after it.
-func (c *canonicaliser) value(b *bytes.Buffer, s []byte, i, depth int) (int, error) {
+// canonPiece is a value: arena[start:end] when node < 0, else nodes[node].
+type canonPiece struct {
+	start, end int
+	node       int
+}
+
+type canonNode struct {
+	obj     bool
+	members []canonMember // an object's, in the order they were read
+	elems   []canonPiece  // an array's
+}
+
+// canonMember is an object member: its decoded name, for sorting, the
+// arena span of its canonical "name":, and its value.
+type canonMember struct {
+	key  []byte
+	name canonPiece
+	val  canonPiece
+}
+
+func (c *canonicaliser) span(start int) canonPiece {
+	return canonPiece{start: start, end: len(c.arena), node: -1}
+}
+
+func (c *canonicaliser) scratch(depth int) {
+	for len(c.elems) <= depth {
+		c.elems = append(c.elems, nil)
+		c.members = append(c.members, nil)
+	}
+}
+
+// value reads the JSON value at s[i] and returns it and the index after it.
+func (c *canonicaliser) value(s []byte, i, depth int) (canonPiece, int, error) {
+	var none canonPiece
 	if depth > maxCanonDepth {
-		return 0, errDepth
+		return none, 0, errDepth
 	}
 	if i >= len(s) {
-		return 0, errSyntax
+		return none, 0, errSyntax
 	}
+	start := len(c.arena)
 	switch ch := s[i]; {
 	case ch == '{':
+		c.arena = append(c.arena, '{')
 		i = skipWS(s, i+1)
 		if i < len(s) && s[i] == '}' {
-			b.WriteString("{}")
-			return i + 1, nil
+			c.arena = append(c.arena, '}')
+			return c.span(start), i + 1, nil
 		}
-		for len(c.vals) <= depth {
-			c.vals = append(c.vals, new(bytes.Buffer))
-			c.members = append(c.members, nil)
-		}
-		vals := c.vals[depth]
-		vals.Reset()
+		c.scratch(depth)
 		members := c.members[depth][:0]
+		inOrder, flat := true, true
 		for {
 			if i >= len(s) || s[i] != '"' {
-				return 0, errSyntax
+				return none, 0, errSyntax
 			}
 			end, err := jsonStringEnd(s, i)
 			if err != nil {
-				return 0, err
+				return none, 0, err
 			}
 			key, err := jsonStringValue(s[i:end])
 			if err != nil {
-				return 0, err
+				return none, 0, err
 			}
+			if len(members) > 0 {
+				c.arena = append(c.arena, ',')
+				inOrder = inOrder && bytes.Compare(members[len(members)-1].key, key) <= 0
+			}
+			nameAt := len(c.arena)
+			c.arena = appendJSONString(c.arena, key, s[i:end])
+			c.arena = append(c.arena, ':')
+			name := c.span(nameAt)
 			i = skipWS(s, end)
 			if i >= len(s) || s[i] != ':' {
-				return 0, errSyntax
+				return none, 0, errSyntax
 			}
-			at := vals.Len()
-			if i, err = c.value(vals, s, skipWS(s, i+1), depth+1); err != nil {
-				return 0, err
+			var val canonPiece
+			if val, i, err = c.value(s, skipWS(s, i+1), depth+1); err != nil {
+				return none, 0, err
 			}
-			members = append(members, canonMember{key, at, vals.Len()})
+			flat = flat && val.node < 0
+			members = append(members, canonMember{key, name, val})
 			i = skipWS(s, i)
 			if i < len(s) && s[i] == ',' {
 				i = skipWS(s, i+1)
@@ -173,79 +216,120 @@ func (c *canonicaliser) value(b *bytes.Buffer, s []byte, i, depth int) (int, err
 			if i < len(s) && s[i] == '}' {
 				break
 			}
-			return 0, errSyntax
+			return none, 0, errSyntax
 		}
-		slices.SortStableFunc(members, func(x, y canonMember) int { return bytes.Compare(x.key, y.key) })
 		c.members[depth] = members
-		v := vals.Bytes()
-		b.WriteByte('{')
-		for k, m := range members {
-			if k > 0 {
-				b.WriteByte(',')
-			}
-			writeJSONString(b, string(m.key))
-			b.WriteByte(':')
-			b.Write(v[m.start:m.end])
+		c.arena = append(c.arena, '}')
+		if inOrder && flat {
+			return c.span(start), i + 1, nil
 		}
-		b.WriteByte('}')
-		return i + 1, nil
+		ms := slices.Clone(members)
+		slices.SortStableFunc(ms, func(x, y canonMember) int { return bytes.Compare(x.key, y.key) })
+		c.nodes = append(c.nodes, canonNode{obj: true, members: ms})
+		return canonPiece{node: len(c.nodes) - 1}, i + 1, nil
 	case ch == '[':
-		b.WriteByte('[')
+		c.arena = append(c.arena, '[')
 		i = skipWS(s, i+1)
 		if i < len(s) && s[i] == ']' {
-			b.WriteByte(']')
-			return i + 1, nil
+			c.arena = append(c.arena, ']')
+			return c.span(start), i + 1, nil
 		}
-		for n := 0; ; n++ {
-			if n > 0 {
-				b.WriteByte(',')
+		c.scratch(depth)
+		elems := c.elems[depth][:0]
+		flat := true
+		for {
+			if len(elems) > 0 {
+				c.arena = append(c.arena, ',')
 			}
-			var err error
-			if i, err = c.value(b, s, i, depth+1); err != nil {
-				return 0, err
+			p, next, err := c.value(s, i, depth+1)
+			if err != nil {
+				return none, 0, err
 			}
-			i = skipWS(s, i)
+			flat = flat && p.node < 0
+			elems = append(elems, p)
+			i = skipWS(s, next)
 			if i < len(s) && s[i] == ',' {
 				i = skipWS(s, i+1)
 				continue
 			}
 			if i < len(s) && s[i] == ']' {
-				b.WriteByte(']')
-				return i + 1, nil
+				break
 			}
-			return 0, errSyntax
+			return none, 0, errSyntax
 		}
+		c.elems[depth] = elems
+		c.arena = append(c.arena, ']')
+		if flat {
+			return c.span(start), i + 1, nil
+		}
+		c.nodes = append(c.nodes, canonNode{elems: slices.Clone(elems)})
+		return canonPiece{node: len(c.nodes) - 1}, i + 1, nil
 	case ch == '"':
 		end, err := jsonStringEnd(s, i)
 		if err != nil {
-			return 0, err
+			return none, 0, err
 		}
-		if plainString(s[i:end]) {
-			b.Write(s[i:end]) // re-encoding it would give the same bytes
-			return end, nil
-		}
-		str, err := jsonrpc.Unquote(s[i:end])
+		v, err := jsonStringValue(s[i:end])
 		if err != nil {
-			return 0, errSyntax
+			return none, 0, err
 		}
-		writeJSONString(b, str)
-		return end, nil
+		c.arena = appendJSONString(c.arena, v, s[i:end])
+		return c.span(start), end, nil
 	case ch == '-' || '0' <= ch && ch <= '9':
 		end := numberEnd(s, i)
 		if end < 0 {
-			return 0, errSyntax
+			return none, 0, errSyntax
 		}
-		b.Write(s[i:end]) // as written
-		return end, nil
+		c.arena = append(c.arena, s[i:end]...) // as written
+		return c.span(start), end, nil
 	default:
 		for _, lit := range [...]string{"true", "false", "null"} {
 			if bytes.HasPrefix(s[i:], []byte(lit)) {
-				b.WriteString(lit)
-				return i + len(lit), nil
+				c.arena = append(c.arena, lit...)
+				return c.span(start), i + len(lit), nil
 			}
 		}
-		return 0, errSyntax
+		return none, 0, errSyntax
 	}
+}
+
+// emit appends the canonical bytes of p to out.
+func (c *canonicaliser) emit(out []byte, p canonPiece) []byte {
+	if p.node < 0 {
+		return append(out, c.arena[p.start:p.end]...)
+	}
+	n := &c.nodes[p.node]
+	if n.obj {
+		out = append(out, '{')
+		for k, m := range n.members {
+			if k > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, c.arena[m.name.start:m.name.end]...)
+			out = c.emit(out, m.val)
+		}
+		return append(out, '}')
+	}
+	out = append(out, '[')
+	for k, e := range n.elems {
+		if k > 0 {
+			out = append(out, ',')
+		}
+		out = c.emit(out, e)
+	}
+	return append(out, ']')
+}
+
+// appendJSONString appends the canonical encoding of a string whose
+// decoded value is v and literal lit: the literal itself when it is plain
+// (re-encoding it would give the same bytes).
+func appendJSONString(out, v, lit []byte) []byte {
+	if plainString(lit) {
+		return append(out, lit...)
+	}
+	var b bytes.Buffer
+	writeJSONString(&b, string(v))
+	return append(out, b.Bytes()...)
 }
 
 // jsonStringEnd returns the index after the JSON string starting at s[i] (a
