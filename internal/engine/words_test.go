@@ -204,7 +204,7 @@ func TestObservedWordsAsDefined(t *testing.T) {
 		}), 1, 12).Draw(t, "vocab")
 		seps := []string{" ", ", ", ". ", "\n", " - ", "/"}
 		var b strings.Builder
-		for n := rapid.IntRange(0, 9000).Draw(t, "bytes"); b.Len() < n; {
+		for n := rapid.IntRange(0, 12000).Draw(t, "bytes"); b.Len() < n; {
 			b.WriteString(vocab[rapid.IntRange(0, len(vocab)-1).Draw(t, "word")])
 			b.WriteString(seps[rapid.IntRange(0, len(seps)-1).Draw(t, "sep")])
 		}
