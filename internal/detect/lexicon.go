@@ -325,6 +325,7 @@ func (l *lexicon) entries(s int32) (pref, exact int16) {
 // finalizeSteps builds the bitsets of every step and the lexicon's double
 // array.
 func finalizeSteps() {
+	seqMemo = nil
 	lex.buildCells()
 	words := (len(lex.words) + 63) / 64
 	for _, st := range allSteps {
@@ -557,8 +558,26 @@ func (st *step) addAlts(body string) {
 	}
 }
 
-// wordSeq interns the tokens of one alternative.
+// seqMemo holds wordSeq's answers while the patterns compile: a class
+// such as @act is expanded into every pattern that names it, and
+// normalising its words once per use was most of what loading the
+// package cost. finalizeSteps drops it.
+var seqMemo = map[string][]int16{}
+
+// wordSeq interns the tokens of one alternative. The slice it returns is
+// shared by every step with that alternative: nothing writes to it.
 func wordSeq(alt string) []int16 {
+	if seq, ok := seqMemo[alt]; ok {
+		return seq
+	}
+	seq := wordSeqOf(alt)
+	if seqMemo != nil {
+		seqMemo[alt] = seq
+	}
+	return seq
+}
+
+func wordSeqOf(alt string) []int16 {
 	var seq []int16
 	for _, w := range strings.Fields(alt) {
 		prefix := strings.HasSuffix(w, "*")
