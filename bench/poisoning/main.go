@@ -21,12 +21,12 @@
 // servers, as if a user ran them all: those of its own split and of the
 // splits gathered before it (dev and heldout were gathered together, heldout2
 // after them, heldout3 after heldout2, heldout4 after heldout3, heldout5
-// after heldout4), so that
+// after heldout4, heldout6 after heldout5), so that
 // adding a later split leaves the earlier splits' numbers as they were.
 //
 // The program prints recall per attack class and per origin (poc,
 // benchmark) and the false-positive rate per server, for the dev split, the
-// heldout split, the heldout2 to heldout5 splits (each gathered later from
+// heldout split, the heldout2 to heldout6 splits (each gathered later from
 // other sources; every held-out split studied once measured)
 // and all of them, then the
 // misses and the false positives.
@@ -120,7 +120,7 @@ func (r *Rate) add(caught bool) {
 	r.Rate = float64(r.Caught) / float64(r.Total)
 }
 
-// Half is the numbers of one split (dev, heldout, heldout2 … heldout5, or all).
+// Half is the numbers of one split (dev, heldout, heldout2 … heldout6, or all).
 type Half struct {
 	Recall         Rate            `json:"recall"`
 	RulesRecall    Rate            `json:"recall_rules_alone"`
@@ -134,6 +134,11 @@ type Half struct {
 	FPByServer     map[string]Rate `json:"false_positive_by_server"`
 	Misses         []string        `json:"misses"`
 	FalsePositives []string        `json:"false_positives"`
+	// RulesMisses and RulesFlagged are what the rules alone missed and
+	// flagged: a split's first measurement (testdata/poisoning/
+	// first_sight.json) is these, at the commit that measured it.
+	RulesMisses  []string `json:"rules_misses"`
+	RulesFlagged []string `json:"rules_flagged"`
 }
 
 // Report is what --json writes.
@@ -265,7 +270,7 @@ func run(dir, jsonOut string, list int, w io.Writer) (*Report, error) {
 		Halves: map[string]*Half{},
 	}
 	for _, split := range append(slices.Clone(splitNames), "all") {
-		h := &Half{RecallByClass: map[string]Rate{}, RecallByOrigin: map[string]Rate{}, RulesByOrigin: map[string]Rate{}, RecallByGroup: map[string]Rate{}, FPByServer: map[string]Rate{}, Misses: []string{}, FalsePositives: []string{}}
+		h := &Half{RecallByClass: map[string]Rate{}, RecallByOrigin: map[string]Rate{}, RulesByOrigin: map[string]Rate{}, RecallByGroup: map[string]Rate{}, FPByServer: map[string]Rate{}, Misses: []string{}, FalsePositives: []string{}, RulesMisses: []string{}, RulesFlagged: []string{}}
 		for i, p := range pois {
 			if split != "all" && p.Split != split {
 				continue
@@ -290,6 +295,9 @@ func run(dir, jsonOut string, list int, w io.Writer) (*Report, error) {
 			if !c {
 				h.Misses = append(h.Misses, p.ID)
 			}
+			if !pv[i].ByRules {
+				h.RulesMisses = append(h.RulesMisses, p.ID)
+			}
 		}
 		for i, b := range ben {
 			if split != "all" && b.Split != split {
@@ -304,6 +312,9 @@ func run(dir, jsonOut string, list int, w io.Writer) (*Report, error) {
 			h.FPByServer[b.Server] = r
 			if c {
 				h.FalsePositives = append(h.FalsePositives, b.ID)
+			}
+			if bv[i].ByRules {
+				h.RulesFlagged = append(h.RulesFlagged, b.ID)
 			}
 		}
 		rep.Halves[split] = h
@@ -349,18 +360,19 @@ var heldOut = []struct{ key, name, note string }{
 	{"heldout3", "held-out 3", "false positives and misses studied"},
 	{"heldout4", "held-out 4", "false positives and misses studied"},
 	{"heldout5", "held-out 5", "measured once, then its misses studied"},
+	{"heldout6", "held-out 6", "measured once"},
 }
 
 // splitNames are the splits in the order they were gathered; "all" is
 // every item.
-var splitNames = []string{"dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"}
+var splitNames = []string{"dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"}
 
 // gathered is when a split was gathered: dev and heldout together, heldout2
 // later, heldout3 after heldout2, heldout4 after heldout3, heldout5 after
-// heldout4. A benign server
+// heldout4, heldout6 after heldout5. A benign server
 // sees as other servers those of its own split and of the splits gathered
 // before it.
-var gathered = map[string]int{"dev": 0, "heldout": 0, "heldout2": 1, "heldout3": 2, "heldout4": 3, "heldout5": 4}
+var gathered = map[string]int{"dev": 0, "heldout": 0, "heldout2": 1, "heldout3": 2, "heldout4": 3, "heldout5": 4, "heldout6": 5}
 
 func generation(split string) int {
 	if g, ok := gathered[split]; ok {
