@@ -18,6 +18,7 @@
 //	go run ./bench/labels --group dev          # mistakes of one group only
 //	go run ./bench/labels --quiet --by-server  # numbers and each server's exact share
 //	go run ./bench/labels --registry off       # the heuristic alone (default: both, registry on and off)
+//	go run ./bench/labels --registry off --verdicts /tmp/v.json  # every tool's verdict, to compare two trees
 package main
 
 import (
@@ -103,6 +104,8 @@ type Report struct {
 	// Mistakes are those of the last mode scored (MistakesRegistry).
 	MistakesRegistry string    `json:"mistakes_registry"`
 	Mistakes         []verdict `json:"mistakes"`
+	// verdicts are every tool's, of the first mode scored (--verdicts).
+	verdicts []verdict
 }
 
 var labelOrder = []struct {
@@ -119,10 +122,14 @@ func main() {
 	byServer := flag.Bool("by-server", false, "also print each server's exact share")
 	registry := flag.String("registry", "both", "score with the embedded registry on, off (the heuristic alone), or both; mistakes are listed for the first")
 	readme := flag.String("readme", "", "also rewrite the labels block of this Markdown file (README.md) with the numbers (needs --registry both)")
+	verdicts := flag.String("verdicts", "", "also write every tool's verdict (expected, got, reasons) of the first mode scored to this JSON file, to compare two trees")
 	flag.Parse()
 	rep, err := run(os.Stdout, *dir, *preset, *jsonOut, *group, *quiet, *byServer, *registry)
 	if err == nil && *readme != "" {
 		err = mdblock.Replace(*readme, readmeStart, readmeEnd, readmeBlock(rep))
+	}
+	if err == nil && *verdicts != "" {
+		err = writeJSON(*verdicts, rep.verdicts)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "labels:", err)
@@ -149,7 +156,7 @@ func readmeBlock(rep *Report) string {
 		}
 		return f(l.Precision) + " / " + f(l.Recall)
 	}
-	for _, g := range []struct{ key, name string }{{"heldout9", "held-out 9 (measured once)"}, {"heldout8", "held-out 8 (measured once, then some of its mistake classes studied)"}, {"heldout7", "held-out 7 (measured once, then its mistakes studied)"}, {"heldout6", "held-out 6 (measured once, then its mistakes studied)"}, {"heldout5", "held-out 5 (measured once, then its mistakes studied)"}, {"heldout4", "held-out 4 (its mistakes studied once while tuning)"}, {"heldout3", "held-out 3 (its mistakes studied once while tuning)"}, {"heldout2", "held-out 2 (its mistakes studied once while tuning)"}, {"heldout", "held-out (its mistakes studied once while tuning)"}, {"dev", "dev (tuned on)"}, {"all", "all"}} {
+	for _, g := range []struct{ key, name string }{{"heldout9", "held-out 9 (measured once, then its mistakes studied)"}, {"heldout8", "held-out 8 (measured once, then some of its mistake classes studied)"}, {"heldout7", "held-out 7 (measured once, then its mistakes studied)"}, {"heldout6", "held-out 6 (measured once, then its mistakes studied)"}, {"heldout5", "held-out 5 (measured once, then its mistakes studied)"}, {"heldout4", "held-out 4 (its mistakes studied once while tuning)"}, {"heldout3", "held-out 3 (its mistakes studied once while tuning)"}, {"heldout2", "held-out 2 (its mistakes studied once while tuning)"}, {"heldout", "held-out (its mistakes studied once while tuning)"}, {"dev", "dev (tuned on)"}, {"all", "all"}} {
 		for _, mode := range []string{"off", "on"} {
 			gs, ok := rep.Registry[mode][g.key]
 			if !ok {
@@ -163,7 +170,7 @@ func readmeBlock(rep *Report) string {
 				pr(gs.Labels["private"]), pr(gs.Labels["untrusted"]), pr(gs.Labels["sink"]))
 		}
 	}
-	b.WriteString("\nThe registry holds only dev servers, so on held-out servers it changes nothing: those rows are what the heuristic alone does. held-out 2 was collected before a round of heuristic work that studied the mistakes of dev and held-out, and measured once after it, and its mistakes were studied later (625e94f); held-out 3 was collected and labelled later, from servers in no other group, before anyone ran the labeller on it, and its mistakes were then studied by class once (4effdd5); held-out 4 was collected and labelled the same way after that, measured once, and its mistakes studied by class (fb9fbb4); held-out 5 was collected and labelled the same way after that and measured once (74.7% exact, sink recall 92.5%), then the sinks it missed (5ef0380) and its mistakes by class (d65656c) were studied; held-out 6 was collected and labelled the same way after that and measured once (73.4% exact, sink recall 96.9%), then its mistakes were studied by class (3c12c2c); held-out 7 was collected and labelled the same way after that and measured once (69.4% exact, sink recall 92.6%), then its mistakes were studied by class (3a0781e); held-out 8 was collected and labelled the same way after that and measured once (67.7% exact, sink recall 95.2%), then some classes of its mistakes were studied (documentation and news servers' reads, search providers named in a tool's name, video platforms as open forums, unpublishing and linking records as writes; the rules changed no label of any other group); held-out 9 was collected and labelled the same way after that and measured once (65.3% exact, sink recall 95.4%, at da4a008). Each group's first measurement is the estimate for a server nobody tuned on. Command: `go run ./bench/labels --readme README.md`.\n")
+	b.WriteString("\nThe registry holds only dev servers, so on held-out servers it changes nothing: those rows are what the heuristic alone does. held-out 2 was collected before a round of heuristic work that studied the mistakes of dev and held-out, and measured once after it, and its mistakes were studied later (625e94f); held-out 3 was collected and labelled later, from servers in no other group, before anyone ran the labeller on it, and its mistakes were then studied by class once (4effdd5); held-out 4 was collected and labelled the same way after that, measured once, and its mistakes studied by class (fb9fbb4); held-out 5 was collected and labelled the same way after that and measured once (74.7% exact, sink recall 92.5%), then the sinks it missed (5ef0380) and its mistakes by class (d65656c) were studied; held-out 6 was collected and labelled the same way after that and measured once (73.4% exact, sink recall 96.9%), then its mistakes were studied by class (3c12c2c); held-out 7 was collected and labelled the same way after that and measured once (69.4% exact, sink recall 92.6%), then its mistakes were studied by class (3a0781e); held-out 8 was collected and labelled the same way after that and measured once (67.7% exact, sink recall 95.2%), then some classes of its mistakes were studied (documentation and news servers' reads, search providers named in a tool's name, video platforms as open forums, unpublishing and linking records as writes; the rules changed no label of any other group); held-out 9 was collected and labelled the same way after that and measured once (65.3% exact, sink recall 95.4%, at da4a008), then its mistakes were studied by class (a fetch of the caller's URL returns the web's, not the user's data; reading feedback reads what others wrote; checking a box in a page clicks it, and a yes/no question carries no data; a debugger's breakpoints and sessions are local, launching its program runs code; an element's title, attributes and styles are the page's; the rules fixed 12 tools of other groups and changed one other label, which stays wrong). Each group's first measurement is the estimate for a server nobody tuned on. Command: `go run ./bench/labels --readme README.md`.\n")
 	return b.String()
 }
 
@@ -207,6 +214,9 @@ func run(w io.Writer, dir, preset, jsonOut, group string, quiet, byServer bool, 
 		if err != nil {
 			return nil, err
 		}
+		if rep.verdicts == nil {
+			rep.verdicts = all
+		}
 		groups := map[string]GroupScore{}
 		for _, g := range append(slices.Clone(groupNames), "all") {
 			var vs []verdict
@@ -246,15 +256,19 @@ func run(w io.Writer, dir, preset, jsonOut, group string, quiet, byServer bool, 
 		}
 	}
 	if jsonOut != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
+		if err := writeJSON(jsonOut, rep); err != nil {
 			return nil, err
 		}
 	}
 	return &rep, nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // groupOrder is the split's groups, dev first, then the held-out ones

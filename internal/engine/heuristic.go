@@ -33,7 +33,9 @@ var (
 	// user's workspace, whatever they belong to (a forum's channels).
 	directoryObjects = words("channel member role team workspace guild category folder")
 	// browser objects are the page the browser shows.
-	browserObjects = words("page console network request snapshot screenshot text html content dom element tab accessibility pdf frame cookie link download")
+	browserObjects = words("page console network request snapshot screenshot text html content dom element tab accessibility pdf frame cookie link download attribute title css style selector audit insight diagnostic")
+	// fetchLike verbs read what they are pointed at: given a URL, the web.
+	fetchLike = words("get read capture screenshot summarize extract parse convert load")
 	// plumbing objects carry no user data.
 	plumbingObjects = words("time timezone color colour palette sum echo tool category capability version help prompt onboarding search session searche direction elevation geocode orientation")
 	// local objects live on the machine (or a local file store).
@@ -360,6 +362,9 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 	if r.fromDesc {
 		src = "description"
 	}
+	if yesNo(r.tokens) && !anyParam(def, urlParam) && !anyParam(def, addressee) && !anyParam(def, commandParam) {
+		return 0, fmt.Sprintf("heuristic: name asks a yes/no question (%q)", def.Name), true
+	}
 	if serverHealth(r.objects) {
 		return 0, fmt.Sprintf("heuristic: %s %q reports the server's own health", src, verb), true
 	}
@@ -447,6 +452,10 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 			if c.browser && r.verb == "open" && anyParam(def, urlParam) {
 				// new_page: "Open a new tab and load a URL"
 				add(flow.Untrusted|flow.Sink, "%s %q loads a page at a URL in the browser", src, verb)
+			}
+			if (r.verb == "start" || r.verb == "restart") && debugger(r) && anyOf(r.objects, words("session")) == "" {
+				// start_debugging: launches the program it debugs
+				add(flow.Sink, "%s %q launches a program under the debugger", src, verb)
 			}
 			if r.verb == "start" && anyOf(r.objects, execObjects) != "" && anyOf(r.objects, sessionObjects) == "" ||
 				r.verb == "start" && slices.Contains(r.objects, "process") {
@@ -729,6 +738,11 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	if workItem(objs) {
 		return pu, "work items others write"
 	}
+	if slices.Contains(objs, "feedback") && has(words("link url form")) == "" {
+		// get_feedback: what reviewers or customers wrote (a read of
+		// it; submitting feedback is vFeedback's)
+		return pu, "feedback others wrote"
+	}
 	if o := has(collabObjects); o != "" && !(o == "note" && (c.local || c.git)) {
 		if o == "note" && !slices.Contains(objs, "issue") {
 			return flow.Private, "the user's notes"
@@ -758,6 +772,11 @@ func readLabels(r reading, c context, class verbClass) (flow.Labels, string) {
 	}
 	if r.hasURL && len(objs) == 0 {
 		return flow.Untrusted, "what a URL returns"
+	}
+	if r.hasURL && (r.verb == "fetch" || r.verb == "download" || fetchLike[r.verb] && has(localObjects) == "") && has(selfObjects) == "" {
+		// fetch_json, a screenshot of a URL: what the caller's URL
+		// answers, not the user's own data
+		return flow.Untrusted, "what the URL answers" + objectList(objs)
 	}
 	if len(objs) == 0 && r.class == vRead && r.fromDesc && c.searchProvider {
 		return flow.Untrusted, "results from the provider"
@@ -789,6 +808,26 @@ func objectList(objs []string) string {
 	return " (" + strings.Join(objs, " ") + ")"
 }
 
+// yesNo reports a name that asks a question answered yes or no
+// (browser_is_visible, has_access): an answer that carries no data. A
+// question with a URL, a recipient or a command to pass is judged as
+// any other tool.
+func yesNo(ws []string) bool {
+	for i := 0; i < len(ws)-1 && i < 2; i++ {
+		if words("is has can")[ws[i]] {
+			return len(ws)-i <= 3
+		}
+	}
+	return false
+}
+
+// debugger reports a debugger's tool: its breakpoints, sessions and the
+// processes it attaches to are on this machine.
+func debugger(r reading) bool {
+	return anyOf(r.tokens, words("debugging debugger breakpoint breakpoints watchpoint")) != "" ||
+		slices.Contains(r.tokens, "debug") && anyOf(r.tokens, words("session sessions")) != "" // not Salesforce's debug logs
+}
+
 // isLocalWrite reports a write that stays on the machine: a local git
 // operation, or a write to local files, notes or a memory graph by a
 // server that is known local or says its world is closed.
@@ -809,6 +848,11 @@ func isLocalWrite(def ToolDef, r reading, c context) bool {
 	}
 	if words("clear flush reset purge")[r.verb] && len(r.objects) > 0 && allOf(r.objects, words("cache exchange log")) {
 		return true // the server's own cache
+	}
+	if debugger(r) && !r.hasURL && !words("start restart launch relaunch run")[r.verb] {
+		// breakpoints, a debug session, attaching to a process: the
+		// debugger's own state on this machine
+		return true
 	}
 	closed := def.Annotations.OpenWorld != nil && !*def.Annotations.OpenWorld
 	if strings.Contains(strings.ToLower(def.Description), "sqlite") {

@@ -301,6 +301,34 @@ func TestLabelGeneralRules(t *testing.T) {
 		{"devtools", "new_page", "Open a new tab in the browser and load a URL.", []Param{str("url", false)}, U | S},
 		// Public geodata is nobody's: routes and elevations.
 		{"maps", "maps_directions", "Get directions between two points", []Param{str("origin", true), str("destination", true)}, 0},
+		// What a fetch of the caller's URL returns is the web's, not the
+		// user's own data; a local file read that also takes URLs is both.
+		{"webfetch", "fetch_yaml", "Fetch a URL and parse it as YAML.", []Param{str("url", true)}, U | S},
+		{"grabber", "download_csv", "Download a CSV file from a URL.", []Param{str("url", true)}, U | S},
+		{"fs", "read_file", "Read a file from disk, or a URL.", []Param{str("path", true), {Name: "isUrl", Type: "boolean"}}, P | U | S},
+		// Reading feedback reads what others wrote; sending it is a sink.
+		{"survey", "list_feedback", "List customer feedback.", nil, P | U},
+		{"vendor", "send_feedback", "", []Param{str("message", true)}, S},
+		{"survey", "get_feedback_link", "", nil, P},
+		// Checking a box in a page clicks it; checking whether it is
+		// visible asks a question; a yes/no answer carries no data, unless
+		// the question takes a URL.
+		{"puppeteer", "puppeteer_check", "Check a radio button or a checkbox.", []Param{str("selector", true)}, S},
+		{"playwright", "browser_uncheck", "Clear a box.", []Param{str("selector", true)}, S},
+		{"chrome", "element_is_hidden", "", []Param{str("selector", true)}, 0},
+		{"iam", "has_permission", "", []Param{str("action", true)}, 0},
+		{"probe", "is_reachable", "", []Param{str("url", true)}, U | S},
+		// A debugger's breakpoints and sessions are local; launching the
+		// program it debugs runs code. Debug logs of a remote service are
+		// that service's.
+		{"gdb", "set_breakpoint", "Set a breakpoint at a line.", []Param{str("file", true), {Name: "line", Type: "integer", Required: true}}, 0},
+		{"gdb", "create_debug_session", "", nil, 0},
+		{"lldb", "start_debugging", "Start the program under the debugger.", []Param{str("program", true)}, S},
+		{"crm", "delete_debug_logs", "", nil, S},
+		// What the page shows in a browser: its title, an element's
+		// attributes.
+		{"playwright", "browser_get_title", "The current page's title.", nil, U},
+		{"selenium", "get_element_attribute", "", []Param{str("selector", true), str("attribute", true)}, U},
 	}
 	pol := mustPolicy(t, "version: 1\n")
 	for _, tt := range tests {

@@ -52,7 +52,7 @@ var verbLists = map[verbClass]string{
 		"respond rsvp compose replay pause unpause request attach detach watch unwatch clear erase wipe dml promote demote " +
 		"setup provision activate deactivate reactivate resume suspend acknowledge ack enroll onboard flush",
 	vExec:     "execute exec run eval evaluate invoke call shell interact",
-	vUI:       "click type fill select press drag tap submit_form dblclick act",
+	vUI:       "click type fill select press drag tap submit_form dblclick act uncheck",
 	vIdle:     "hover scroll wait sleep focus",
 	vSession:  "connect disconnect login logout auth authenticate reconnect ping echo toggle start stop kill terminate end resize",
 	vFeedback: "feedback",
@@ -262,6 +262,11 @@ func readDef(def ToolDef, service map[string]bool) reading {
 		}
 	}
 	r.refine()
+	if r.verb == "check" && anyOf(r.tokens, browserContext) != "" && mentions(firstSentence(def.Description), "checkbox", "radio") &&
+		!mentions(firstSentence(def.Description), " if ", "whether") {
+		// browser_check: "Check a checkbox", a click in the page
+		r.class = vUI
+	}
 	return r
 }
 
@@ -271,8 +276,9 @@ func readDef(def ToolDef, service map[string]bool) reading {
 func (r *reading) refine() {
 	has := func(set map[string]bool) bool { return anyOf(r.objects, set) != "" }
 	switch {
-	case slices.Contains(r.objects, "feedback") && !has(words("link url form")):
-		// A link to a feedback form is built, not feedback submitted.
+	case slices.Contains(r.objects, "feedback") && !has(words("link url form")) && !readsOnly[r.verb]:
+		// A link to a feedback form is built, not feedback submitted;
+		// get_feedback reads what others wrote.
 		r.class = vFeedback
 	case r.verb == "resolve" && has(words("thread comment discussion conversation issue")):
 		r.class = vWrite
@@ -309,6 +315,9 @@ func (r *reading) refine() {
 		r.class = vRead
 	}
 }
+
+// readsOnly are the verbs that only read what they name, whatever it is.
+var readsOnly = words("get list read fetch view show retrieve")
 
 // nounVerb are words that are verbs only when nothing else is: "status"
 // in get_pull_request_status is an object.
