@@ -387,13 +387,7 @@ func scanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 	if strings.IndexByte(text, '<') >= 0 {
 		spans, imgs := scanHiddenHTML(text, ctx == ctxDef)
 		for _, h := range spans {
-			// in a definition, hidden words (not an empty comment) are
-			// worth a warning: the description is shown to nobody else
-			sev := Low
-			if ctx == ctxDef && len(strings.Fields(h.text)) >= 3 {
-				sev = Medium
-			}
-			add(detHiddenHTML, sev, h.start, h.end, "Text hidden from view by "+h.why+": the model reads it, a person looking at the page does not.")
+			add(detHiddenHTML, hiddenSeverity(ctx, h.text), h.start, h.end, "Text hidden from view by "+h.why+": the model reads it, a person looking at the page does not.")
 		}
 		for _, u := range imgs {
 			if k := strings.Index(text, u); k >= 0 {
@@ -973,3 +967,13 @@ var standardValues = func() map[string]bool {
 	}
 	return m
 }()
+
+// hiddenSeverity is how much hidden HTML weighs. In a definition, hidden
+// words (not an empty comment) are worth a warning, since the description
+// is shown to nobody else, and so is a hidden script or URL however short.
+func hiddenSeverity(ctx ctxKind, text string) Severity {
+	if ctx == ctxDef && (len(strings.Fields(text)) >= 3 || strings.Contains(text, "://") || strings.Contains(strings.ToLower(text), "<script")) {
+		return Medium
+	}
+	return Low
+}

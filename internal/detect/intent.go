@@ -97,6 +97,10 @@ var intentRules = []phraseRule{
 	// directives to prefer this tool, or to avoid the others
 	{detector: detPrefer, pattern: "{use|choose|select|pick|prefer|call|invoke|favor|favour|rely on|go with|opt for|trust|run|try|prioritize|prioritise} @selfT ~2 {over|instead of|rather than|in preference to|above|ahead of|in place of|before} @others ~1 {tool|tools|function|functions|option|options|server|servers|service|services|alternative|alternatives|solution|solutions}?", def: Medium, res: Low, mention: true,
 		msg: "Tells the model to use this tool rather than the others: preference manipulation."},
+	{detector: detPrefer, pattern: "{use|call|invoke|choose|prefer|pick|select} {this|this tool|this function|this one|me} {instead of|rather than|in place of|over} ~2 {for all|for every|for any|in all|in every|at all times|always|for everything|no matter what}", def: Medium, res: Low, mention: true, negatable: true,
+		msg: "Tells the model to use this tool in place of another for everything: a definition that pushes itself over the others is steering the model."},
+	{detector: detPrefer, pattern: "{recommended|preferred|superior} {over|to|instead of} {the|any|all}? {standard|regular|default|built in|builtin|other|existing|native|basic|ordinary|conventional|traditional} ~3 {tool|tools|function|functions|server|servers|implementation|implementations|alternatives|ones}", def: Medium, res: Low, mention: true, negatable: true,
+		msg: "Recommends itself over the standard tools: a definition that ranks itself above the others is steering the model's choice."},
 	{detector: detPrefer, pattern: "{prioritize|prioritise|prioritizing|prioritising} @selfT {tool|function|service|server|api|one}?", def: Medium, res: Low, mention: true, notAfter: "over|above|to|for|when",
 		msg: "Tells the model to prioritize this tool: preference manipulation."},
 	{detector: detPrefer, pattern: "{must|always|should|please|strongly} {prefer|favor|favour|choose|select|pick} {this tool|this function|this service|this server|this api|me} $", def: Medium, res: Low, mention: true, negatable: true,

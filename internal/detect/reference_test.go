@@ -255,13 +255,7 @@ func refScanField(ctx ctxKind, field, text string, opt fieldOpts) []rawFinding {
 	if strings.IndexByte(text, '<') >= 0 {
 		spans, imgs := refScanHiddenHTML(text)
 		for _, h := range spans {
-			// in a definition, hidden words (not an empty comment) are
-			// worth a warning: the description is shown to nobody else
-			sev := Low
-			if ctx == ctxDef && len(strings.Fields(h.text)) >= 3 {
-				sev = Medium
-			}
-			add(detHiddenHTML, sev, h.start, h.end, "Text hidden from view by "+h.why+": the model reads it, a person looking at the page does not.")
+			add(detHiddenHTML, hiddenSeverity(ctx, h.text), h.start, h.end, "Text hidden from view by "+h.why+": the model reads it, a person looking at the page does not.")
 		}
 		for _, u := range imgs {
 			if k := strings.Index(text, u); k >= 0 {
