@@ -35,7 +35,9 @@ var (
 	// browser objects are the page the browser shows.
 	browserObjects = words("page console network request snapshot screenshot text html content dom element tab accessibility pdf frame cookie link download attribute title css style selector audit insight diagnostic")
 	// fetchLike verbs read what they are pointed at: given a URL, the web.
-	fetchLike = words("get read capture screenshot summarize extract parse convert load")
+	// get, read, load and their kind stay out: get_document(url) may read
+	// the user's own document by its address.
+	fetchLike = words("capture screenshot")
 	// plumbing objects carry no user data.
 	plumbingObjects = words("time timezone color colour palette sum echo tool category capability version help prompt onboarding search session searche direction elevation geocode orientation")
 	// local objects live on the machine (or a local file store).

@@ -306,6 +306,7 @@ func TestLabelGeneralRules(t *testing.T) {
 		{"webfetch", "fetch_yaml", "Fetch a URL and parse it as YAML.", []Param{str("url", true)}, U | S},
 		{"grabber", "download_csv", "Download a CSV file from a URL.", []Param{str("url", true)}, U | S},
 		{"fs", "read_file", "Read a file from disk, or a URL.", []Param{str("path", true), {Name: "isUrl", Type: "boolean"}}, P | U | S},
+		{"gdocs", "get_document", "Get a document by its URL.", []Param{str("url", true)}, P | U | S},
 		// Reading feedback reads what others wrote; sending it is a sink.
 		{"survey", "list_feedback", "List customer feedback.", nil, P | U},
 		{"vendor", "send_feedback", "", []Param{str("message", true)}, S},
