@@ -21,12 +21,12 @@
 // servers, as if a user ran them all: those of its own split and of the
 // splits gathered before it (dev and heldout were gathered together, heldout2
 // after them, heldout3 after heldout2, heldout4 after heldout3, heldout5
-// after heldout4, heldout6 after heldout5), so that
+// after heldout4, heldout6 after heldout5, heldout7 after heldout6), so that
 // adding a later split leaves the earlier splits' numbers as they were.
 //
 // The program prints recall per attack class and per origin (poc,
 // benchmark) and the false-positive rate per server, for the dev split, the
-// heldout split, the heldout2 to heldout6 splits (each gathered later from
+// heldout split, the heldout2 to heldout7 splits (each gathered later from
 // other sources; every held-out split studied once measured)
 // and all of them, then the
 // misses and the false positives.
@@ -120,7 +120,7 @@ func (r *Rate) add(caught bool) {
 	r.Rate = float64(r.Caught) / float64(r.Total)
 }
 
-// Half is the numbers of one split (dev, heldout, heldout2 … heldout6, or all).
+// Half is the numbers of one split (dev, heldout, heldout2 … heldout7, or all).
 type Half struct {
 	Recall         Rate            `json:"recall"`
 	RulesRecall    Rate            `json:"recall_rules_alone"`
@@ -361,18 +361,19 @@ var heldOut = []struct{ key, name, note string }{
 	{"heldout4", "held-out 4", "false positives and misses studied"},
 	{"heldout5", "held-out 5", "measured once, then its misses studied"},
 	{"heldout6", "held-out 6", "measured once, then its misses studied"},
+	{"heldout7", "held-out 7", "measured once"},
 }
 
 // splitNames are the splits in the order they were gathered; "all" is
 // every item.
-var splitNames = []string{"dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"}
+var splitNames = []string{"dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7"}
 
 // gathered is when a split was gathered: dev and heldout together, heldout2
 // later, heldout3 after heldout2, heldout4 after heldout3, heldout5 after
-// heldout4, heldout6 after heldout5. A benign server
+// heldout4, heldout6 after heldout5, heldout7 after heldout6. A benign server
 // sees as other servers those of its own split and of the splits gathered
 // before it.
-var gathered = map[string]int{"dev": 0, "heldout": 0, "heldout2": 1, "heldout3": 2, "heldout4": 3, "heldout5": 4, "heldout6": 5}
+var gathered = map[string]int{"dev": 0, "heldout": 0, "heldout2": 1, "heldout3": 2, "heldout4": 3, "heldout5": 4, "heldout6": 5, "heldout7": 6}
 
 func generation(split string) int {
 	if g, ok := gathered[split]; ok {
