@@ -361,7 +361,7 @@ var heldOut = []struct{ key, name, note string }{
 	{"heldout4", "held-out 4", "false positives and misses studied"},
 	{"heldout5", "held-out 5", "measured once, then its misses studied"},
 	{"heldout6", "held-out 6", "measured once, then its misses studied"},
-	{"heldout7", "held-out 7", "measured once"},
+	{"heldout7", "held-out 7", "measured once, then its misses studied"},
 }
 
 // splitNames are the splits in the order they were gathered; "all" is

@@ -171,9 +171,7 @@ func scanToolWith(t Tool, others map[string][]string, ix *shadowIndex) []Finding
 	secretTool := secretName(t.Name)
 	raw = append(raw, scanField(ctxDef, "title", t.Title, fieldOpts{shadow: ix, secretName: secretTool})...)
 	raw = append(raw, scanField(ctxDef, "description", t.Description, fieldOpts{shadow: ix, secretName: secretTool})...)
-	for _, p := range encodedPayloads(t.Description) {
-		raw = append(raw, scanField(ctxDef, "description (base64 at "+strconv.Itoa(p.at)+")", p.text, fieldOpts{shadow: ix})...)
-	}
+	raw = append(raw, scanPayloads("description", t.Description, ix)...)
 	raw = append(raw, oversizedText("description", t.Description)...)
 	for _, sch := range schemas {
 		raw = append(raw, scanJSON(sch, ix, secretTool)...)
@@ -672,6 +670,7 @@ func scanJSON(f jsonField, ix *shadowIndex, secretTool bool) []rawFinding {
 		switch x := v.(type) {
 		case string:
 			out = append(out, scanField(ctxDef, path, x, fieldOpts{shadow: ix, secretName: secretTool || secretParam(path), param: strings.Contains(path, ".properties.")})...)
+			out = append(out, scanPayloads(path, x, ix)...)
 		case []any:
 			for i, e := range x {
 				walk(path+"["+strconv.Itoa(i)+"]", e, depth+1)
@@ -723,10 +722,45 @@ func scanJSON(f jsonField, ix *shadowIndex, secretTool bool) []rawFinding {
 	return out
 }
 
-// A payload is text a definition carries base64-encoded.
+// A payload is text a definition carries encoded: base64, or a run of
+// \xHH or \uHHHH escapes written out as text.
 type payload struct {
-	at   int // offset of the encoded run in the field
-	text string
+	at, end int // the encoded run in the field
+	how     string
+	text    string // what the model reads: the field with the run decoded, or the run alone
+	run     string // the run decoded, when text holds more
+}
+
+// scanPayloads scans the text each payload of a definition's field
+// decodes to, as a field of its own, and reports the encoding itself when
+// it hides prose or code: no benign definition of the evaluation sets
+// carries either, and the person reading the definition sees neither.
+func scanPayloads(field, s string, ix *shadowIndex) []rawFinding {
+	var out []rawFinding
+	for _, p := range encodedPayloads(s) {
+		out = append(out, scanField(ctxDef, field+" ("+p.how+" at "+strconv.Itoa(p.at)+")", p.text, fieldOpts{shadow: ix})...)
+		if run := cmp.Or(p.run, p.text); hiddenProse(run) {
+			out = append(out, rawFinding{Finding: Finding{Detector: detEncoded, Severity: Medium, Field: field, Start: p.at, End: p.end,
+				Evidence: clip(visible(s[p.at:p.end], false), 80),
+				Message:  "Text hidden in " + p.how + ", which decodes to " + strconv.Quote(clip(run, 80)) + ": the model reads it, a person looking at the definition does not."}})
+		}
+	}
+	return out
+}
+
+// hiddenProse reports decoded text that is a sentence or code, not a
+// token: at least three words, or a URL or a call to the shell.
+func hiddenProse(t string) bool {
+	if len(strings.Fields(t)) >= 3 || strings.Contains(t, "://") {
+		return true
+	}
+	l := strings.ToLower(t)
+	for _, w := range []string{"os.system", "subprocess", "exec(", "eval(", "curl ", "wget ", "rm -rf", "bash -c", "powershell"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Bounds on the payloads a field is searched for: runs shorter than
@@ -767,27 +801,93 @@ func encodedPayloads(s string) []payload {
 		if err != nil || !readable(b) {
 			continue
 		}
-		out = append(out, payload{at: i - len(run), text: string(b)})
+		out = append(out, payload{at: i - len(run), end: i, how: "base64", text: string(b)})
+	}
+	return append(out, escapedPayloads(s, maxPayloads-len(out))...)
+}
+
+// minEscapes is the shortest run of written-out escapes read as a payload.
+const minEscapes = 4
+
+// escapedPayloads finds runs of at least minEscapes \xHH or \uHHHH escapes
+// written out as text ("Execute: \x63\x75\x72\x6c …") that decode to
+// readable text. One pass over s; at most n.
+func escapedPayloads(s string, n int) []payload {
+	var out []payload
+	for i := strings.IndexByte(s, '\\'); i >= 0 && i < len(s) && len(out) < n; {
+		var b []byte
+		j, count := i, 0
+		for j+1 < len(s) && s[j] == '\\' && len(b) < maxPayloadBytes {
+			switch {
+			case s[j+1] == 'x' && j+4 <= len(s):
+				v, ok := hexByte(s[j+2 : j+4])
+				if !ok {
+					goto done
+				}
+				b = append(b, v)
+				j += 4
+			case s[j+1] == 'u' && j+6 <= len(s):
+				v, err := strconv.ParseUint(s[j+2:j+6], 16, 32)
+				if err != nil {
+					goto done
+				}
+				b = utf8.AppendRune(b, rune(v))
+				j += 6
+			default:
+				goto done
+			}
+			count++
+			// spaces between escapes, as a hex dump writes them
+			for j < len(s) && s[j] == ' ' && j+1 < len(s) && s[j+1] == '\\' {
+				b = append(b, ' ')
+				j++
+			}
+		}
+	done:
+		if count >= minEscapes && printable(b) {
+			// the run decoded in place: "\u0049\u0047… ALL INSTRUCTIONS"
+			// reads as one sentence only with the words after it
+			out = append(out, payload{at: i, end: j, how: "escapes", text: s[:i] + string(b) + s[j:], run: string(b)})
+		}
+		if j == i {
+			j++
+		}
+		k := strings.IndexByte(s[j:], '\\')
+		if k < 0 {
+			break
+		}
+		i = j + k
 	}
 	return out
+}
+
+func hexByte(h string) (byte, bool) {
+	v, err := strconv.ParseUint(h, 16, 8)
+	return byte(v), err == nil
 }
 
 func isBase64Byte(c byte) bool {
 	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/'
 }
 
-// readable reports decoded bytes that are text: valid UTF-8, printable
-// but for line breaks and tabs, and with a space between words.
-func readable(b []byte) bool {
-	if !utf8.Valid(b) || !bytes.Contains(b, []byte(" ")) {
+// printable reports decoded bytes that are valid UTF-8 with no control
+// characters but line breaks and tabs.
+func printable(b []byte) bool {
+	if !utf8.Valid(b) {
 		return false
 	}
 	for _, r := range string(b) {
-		if r < ' ' && r != '\n' && r != '\t' && r != '\r' || r == utf8.RuneError || r == 0x7f {
+		if r < ' ' && r != '\n' && r != '\t' && r != '\r' || r == 0x7f {
 			return false
 		}
 	}
 	return true
+}
+
+// readable reports decoded bytes that are text: valid UTF-8, printable
+// but for line breaks and tabs, and with a space between words.
+func readable(b []byte) bool {
+	return bytes.Contains(b, []byte(" ")) && printable(b) && !bytes.ContainsRune(b, utf8.RuneError)
 }
 
 // maxSchemaWords bounds the vocabulary schemaWords collects.

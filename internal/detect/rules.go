@@ -55,6 +55,7 @@ const (
 	detImageExfil  = "image-exfiltration"
 	detNameCollide = "name-collision"
 	detToolCall    = "tool-call-request"
+	detEncoded     = "encoded-text"
 	detModel       = ModelDetector
 )
 
@@ -191,7 +192,7 @@ var phraseRules = []phraseRule{
 		msg: "Tells the model to drop its restrictions: a definition has no reason to ask that."},
 	{detector: detIgnore, pattern: "{enable|activate|enter|switch to|turn on|go into|start} {dan|developer|jailbreak|jailbroken|god|unrestricted|unfiltered|sudo|admin|root|debug override} mode", def: High, res: High, negatable: true, mention: true,
 		msg: "Asks the model to switch into an unrestricted 'mode': a jailbreak, not a tool's business."},
-	{detector: detIgnore, pattern: "{you are now|from now on you are|pretend to be|pretend you are|act as|behave as|roleplay as|role play as} {a|an|the}? {system administrator|administrator|admin|root|root user|superuser|super user|sudo user|unrestricted ai|unrestricted assistant|unrestricted model|jailbroken ai|dan|hacker}", def: High, res: Medium, negatable: true, mention: true,
+	{detector: detIgnore, pattern: "{you are now|from now on you are|pretend to be|pretend you are|act as|behave as|roleplay as|role play as} {a|an|the}? {system administrator|administrator|admin|root|root user|superuser|super user|sudo user|unrestricted ai|unrestricted assistant|unrestricted model|jailbroken ai|dan|hacker|different assistant|different ai|different model|new assistant|new ai|different agent|new persona|different persona}", def: High, res: Medium, negatable: true, mention: true,
 		msg: "Gives the model a new role with full powers: a jailbreak, not a tool's business."},
 	{detector: detIgnore, pattern: "^ {ignore|disregard|forget} {all|the|your|these|those|prior|previous|other}? {instructions|instruction|rules|guidelines} $", def: High, res: Medium, mention: true,
 		msg: "Tells the model to ignore its instructions: a prompt-injection pattern."},
@@ -333,6 +334,8 @@ var phraseRules = []phraseRule{
 		msg: "Asks the model to pass a file's or message's contents along: the shape of a data-exfiltration instruction."},
 	{detector: detExfil, pattern: "{include|pass|embed|insert|append|paste|send|forward|upload|post|add|attach|email|print|output|dump|share|transmit|leak|exfiltrate} ~2 {the|entire|full|whole|complete|all|all the|raw} {content|contents|body|bodies|text} of", def: High, res: Medium, negatable: true, mention: true,
 		msg: "Asks the model to send or include the contents of something: the shape of a data-exfiltration instruction."},
+	{detector: detIgnore, pattern: "{forget|disregard|ignore} {everything|all of it|all that|all of that|it all} $", def: High, res: Medium, negatable: true, mention: true, check: chkImperative,
+		msg: "Tells the model to forget everything it was told: a prompt-injection pattern."},
 	{detector: detIgnore, pattern: "{bypass|circumvent|override|ignore|disregard|disable|evade|get around|forget|set aside} {all|any|every|the|your|all your}? {safety|security|ethical|ethics|moderation} {guideline|guidelines|rules|protocols|principles|standards|measures|considerations|constraints}", def: High, res: High, negatable: true, mention: true, check: chkImperative,
 		msg: "Tells the model to set aside its safety guidelines: a definition has no reason to ask that."},
 	{detector: detExtract, pattern: "{gather|collect|include|copy|repeat|send|pass|dump|paste|append|attach|add|write down|list|recite} ~2 {everything|all|whatever|anything} {you were told|you ve been told|you have been told|you were given|you have been given|you were instructed|the user told you|the user has told you|the user said|you know about the user|you know about me}", def: High, res: Medium, negatable: true, mention: true,
@@ -341,6 +344,8 @@ var phraseRules = []phraseRule{
 		msg: "Tells the model to add something to every answer it gives: a tool's definition has no say over the model's replies."},
 	{detector: detExfil, pattern: "{include|add|append|attach|send|pass|dump|collect|gather|copy|leak|exfiltrate|upload|post|forward|retrieve|print|output} {all|every|each|all the|all of the} {your|the|host|system}? {env|environment} {variables|variable|vars|var|values}", def: Medium, res: Low, negatable: true, mention: true,
 		msg: "Asks for every environment variable, where API keys and tokens live, to be gathered or sent: a tool's arguments have no need of them."},
+	{detector: detExfil, pattern: "{forwarding|emailing|dispatching|mirroring|copying} ~8", def: Medium, res: Low, negatable: true, mention: true, check: chkDestNear,
+		msg: "Suggests sending copies to an address the text names: a definition that says where data should go is carrying it out."},
 	{detector: detExfil, pattern: "{post|send|upload|forward|transmit|submit|deliver|sync|push|stream} {the|all|all the|any|every|your}? {results|result|output|outputs|data|findings|logs|responses|response|everything|answers|answer} to", def: Medium, res: Low, negatable: true, mention: true, check: chkDestNear,
 		msg: "Asks for results to be sent to an address the text names: a definition that says where its data goes is carrying it out."},
 	{detector: detExfil, pattern: "{call|invoke|run|use} ~4 with {the|its|their|all|the full|the entire} {content|contents|text|data} of", def: Medium, res: Medium, negatable: true, mention: true,
