@@ -2,7 +2,7 @@
 // evaluation set in testdata/catalogues: real tools/list catalogues of
 // popular MCP servers (one JSON file each) and labels.json, the ground
 // truth for every tool and the split by server (dev, heldout, heldout2,
-// heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9).
+// heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9, heldout10).
 //
 // Each tool is labelled the way weir run labels it: the catalogue's tools
 // array is read as a tools/list result by engine.ReadToolList, each
@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/weir-sec/weir/bench/internal/mdblock"
@@ -82,7 +83,7 @@ type LabelScore struct {
 
 // GroupScore is what the program reports for one group of the split
 // (dev, heldout, heldout2, heldout3, heldout4, heldout5, heldout6,
-// heldout7, heldout8, heldout9) or all.
+// heldout7, heldout8, heldout9, heldout10) or all.
 type GroupScore struct {
 	Servers int                   `json:"servers"`
 	Tools   int                   `json:"tools"`
@@ -117,7 +118,7 @@ func main() {
 	dir := flag.String("dir", "testdata/catalogues", "the evaluation set")
 	preset := flag.String("preset", "default", "the policy preset to label under")
 	jsonOut := flag.String("json", "", "also write the numbers and mistakes to this file")
-	group := flag.String("group", "", "print the mistakes of this group only (dev, heldout, heldout2, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9)")
+	group := flag.String("group", "", "print the mistakes of this group only (dev, heldout, heldout2, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9, heldout10)")
 	quiet := flag.Bool("quiet", false, "print the numbers only, no mistakes")
 	byServer := flag.Bool("by-server", false, "also print each server's exact share")
 	registry := flag.String("registry", "both", "score with the embedded registry on, off (the heuristic alone), or both; mistakes are listed for the first")
@@ -156,7 +157,7 @@ func readmeBlock(rep *Report) string {
 		}
 		return f(l.Precision) + " / " + f(l.Recall)
 	}
-	for _, g := range []struct{ key, name string }{{"heldout9", "held-out 9 (measured once, then its mistakes studied)"}, {"heldout8", "held-out 8 (measured once, then some of its mistake classes studied)"}, {"heldout7", "held-out 7 (measured once, then its mistakes studied)"}, {"heldout6", "held-out 6 (measured once, then its mistakes studied)"}, {"heldout5", "held-out 5 (measured once, then its mistakes studied)"}, {"heldout4", "held-out 4 (its mistakes studied once while tuning)"}, {"heldout3", "held-out 3 (its mistakes studied once while tuning)"}, {"heldout2", "held-out 2 (its mistakes studied once while tuning)"}, {"heldout", "held-out (its mistakes studied once while tuning)"}, {"dev", "dev (tuned on)"}, {"all", "all"}} {
+	for _, g := range []struct{ key, name string }{{"heldout10", "held-out 10 (measured once)"}, {"heldout9", "held-out 9 (measured once, then its mistakes studied)"}, {"heldout8", "held-out 8 (measured once, then some of its mistake classes studied)"}, {"heldout7", "held-out 7 (measured once, then its mistakes studied)"}, {"heldout6", "held-out 6 (measured once, then its mistakes studied)"}, {"heldout5", "held-out 5 (measured once, then its mistakes studied)"}, {"heldout4", "held-out 4 (its mistakes studied once while tuning)"}, {"heldout3", "held-out 3 (its mistakes studied once while tuning)"}, {"heldout2", "held-out 2 (its mistakes studied once while tuning)"}, {"heldout", "held-out (its mistakes studied once while tuning)"}, {"dev", "dev (tuned on)"}, {"all", "all"}} {
 		for _, mode := range []string{"off", "on"} {
 			gs, ok := rep.Registry[mode][g.key]
 			if !ok {
@@ -170,7 +171,7 @@ func readmeBlock(rep *Report) string {
 				pr(gs.Labels["private"]), pr(gs.Labels["untrusted"]), pr(gs.Labels["sink"]))
 		}
 	}
-	b.WriteString("\nThe registry holds only dev servers, so on held-out servers it changes nothing: those rows are what the heuristic alone does. held-out 2 was collected before a round of heuristic work that studied the mistakes of dev and held-out, and measured once after it, and its mistakes were studied later (625e94f); held-out 3 was collected and labelled later, from servers in no other group, before anyone ran the labeller on it, and its mistakes were then studied by class once (4effdd5); held-out 4 was collected and labelled the same way after that, measured once, and its mistakes studied by class (fb9fbb4); held-out 5 was collected and labelled the same way after that and measured once (74.7% exact, sink recall 92.5%), then the sinks it missed (5ef0380) and its mistakes by class (d65656c) were studied; held-out 6 was collected and labelled the same way after that and measured once (73.4% exact, sink recall 96.9%), then its mistakes were studied by class (3c12c2c); held-out 7 was collected and labelled the same way after that and measured once (69.4% exact, sink recall 92.6%), then its mistakes were studied by class (3a0781e); held-out 8 was collected and labelled the same way after that and measured once (67.7% exact, sink recall 95.2%), then some classes of its mistakes were studied (documentation and news servers' reads, search providers named in a tool's name, video platforms as open forums, unpublishing and linking records as writes; the rules changed no label of any other group); held-out 9 was collected and labelled the same way after that and measured once (65.3% exact, sink recall 95.4%, at da4a008), then its mistakes were studied by class (a fetch of the caller's URL returns the web's, not the user's data; reading feedback reads what others wrote; checking a box in a page clicks it, and a yes/no question carries no data; a debugger's breakpoints and sessions are local, launching its program runs code; an element's title, attributes and styles are the page's; the rules fixed 8 tools of other groups and changed no other label). Each group's first measurement is the estimate for a server nobody tuned on. Command: `go run ./bench/labels --readme README.md`.\n")
+	b.WriteString("\nThe registry holds only dev servers, so on held-out servers it changes nothing: those rows are what the heuristic alone does. held-out 2 was collected before a round of heuristic work that studied the mistakes of dev and held-out, and measured once after it, and its mistakes were studied later (625e94f); held-out 3 was collected and labelled later, from servers in no other group, before anyone ran the labeller on it, and its mistakes were then studied by class once (4effdd5); held-out 4 was collected and labelled the same way after that, measured once, and its mistakes studied by class (fb9fbb4); held-out 5 was collected and labelled the same way after that and measured once (74.7% exact, sink recall 92.5%), then the sinks it missed (5ef0380) and its mistakes by class (d65656c) were studied; held-out 6 was collected and labelled the same way after that and measured once (73.4% exact, sink recall 96.9%), then its mistakes were studied by class (3c12c2c); held-out 7 was collected and labelled the same way after that and measured once (69.4% exact, sink recall 92.6%), then its mistakes were studied by class (3a0781e); held-out 8 was collected and labelled the same way after that and measured once (67.7% exact, sink recall 95.2%), then some classes of its mistakes were studied (documentation and news servers' reads, search providers named in a tool's name, video platforms as open forums, unpublishing and linking records as writes; the rules changed no label of any other group); held-out 9 was collected and labelled the same way after that and measured once (65.3% exact, sink recall 95.4%, at da4a008), then its mistakes were studied by class (a fetch of the caller's URL returns the web's, not the user's data; reading feedback reads what others wrote; checking a box in a page clicks it, and a yes/no question carries no data; a debugger's breakpoints and sessions are local, launching its program runs code; an element's title, attributes and styles are the page's; the rules fixed 8 tools of other groups and changed no other label); held-out 10 was collected and labelled the same way after that and measured once (57.6% exact, sink recall 90.2%, at 312b6f3). Each group's first measurement is the estimate for a server nobody tuned on. Command: `go run ./bench/labels --readme README.md`.\n")
 	return b.String()
 }
 
@@ -283,9 +284,18 @@ func groupOrder(split map[string][]string) []string {
 		if (out[i] == "dev") != (out[j] == "dev") {
 			return out[i] == "dev"
 		}
+		if ni, nj := groupNumber(out[i]), groupNumber(out[j]); ni != nj {
+			return ni < nj // heldout9 before heldout10
+		}
 		return out[i] < out[j]
 	})
 	return out
+}
+
+// groupNumber is the number a group's name ends in (heldout10: 10), 0 for none.
+func groupNumber(g string) int {
+	n, _ := strconv.Atoi(strings.TrimLeft(g, "abcdefghijklmnopqrstuvwxyz"))
+	return n
 }
 
 // labelAll labels every tool of every catalogue, checking that labels.json
