@@ -213,6 +213,7 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 	named := map[string]bool{}
 	var dirs *directives
 	seen := map[shadowSeen]bool{}
+	vocab := map[string]bool{} // names this field lists as its own vocabulary (inVocabulary)
 	for i := 0; i < len(s); {
 		if !isNameByte(s[i]) || (i > 0 && isNameByte(s[i-1])) {
 			i++
@@ -248,6 +249,15 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 		}
 		directive, order, dest := dirs.at(a)
 		sev := High
+		if inVocabulary(s, a, b) {
+			vocab[string(l)] = true
+		}
+		if vocab[string(l)] {
+			// listed among this tool's own words, here or earlier in the
+			// field ("wait_for (requires selector), …; use 'wait_for'
+			// instead"): no order about another server's tool
+			directive = false
+		}
 		if !directive {
 			sev = Low
 			if dest || markedAsTool(s, a, b) && (order || whenCalled(s, a, b)) {
@@ -304,7 +314,54 @@ func markedAsTool(s string, a, b int) bool {
 	if whenCalled(s, a, b) {
 		return true
 	}
-	return precededBy(s, a, "use", "call", "invoke", "run", "trigger", "execute", "using", "calling", "invoking", "running", "triggering", "executing", "use the", "call the", "invoke the", "run the", "using the", "calling the", "invoking the", "running the")
+	return precededBy(s, a, "use", "call", "invoke", "run", "trigger", "execute", "using", "calling", "invoking", "running", "triggering", "executing", "use the", "call the", "invoke the", "run the", "using the", "calling the", "invoking the", "running the") &&
+		!(isPlainWord(s[a:b]) && modifiesNoun(s, b))
+}
+
+// modifiesNoun reports a plain word followed by a noun it qualifies: in
+// "do not use bash heredoc syntax" bash is an adjective, not a tool
+// called. A word the call could go on with ("to", "with", "first",
+// "instead") or the end of the clause leaves it a call.
+func modifiesNoun(s string, b int) bool {
+	i := b
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	if i == b || i >= len(s) || !('a' <= s[i] && s[i] <= 'z') {
+		return false
+	}
+	j := i
+	for j < len(s) && isWordByte(s[j]) {
+		j++
+	}
+	return !callFollowers[s[i:j]]
+}
+
+// callFollowers are the words that may follow a tool's name in a call.
+var callFollowers = setOf(`to for with on in and or first then instead before after afterwards afterward later next when whenever if once again here now
+	tool function command directly only always also as at by from into of so until while`)
+
+// inVocabulary reports a name in a comma-separated list of at least four
+// items ("Valid actions: navigate (…), click (…), wait_for (…), …"): the
+// definition listing the words its own parameters take, not naming
+// another server's tool.
+func inVocabulary(s string, a, b int) bool {
+	sent := sentenceAround(s, a, b)
+	return strings.Count(sent, ",") >= 3 && (strings.Contains(s[max(0, a-3):a], ",") || strings.Contains(s[b:min(len(s), b+48)], ","))
+}
+
+// sentenceAround is the sentence of s holding [a, b): from the last
+// sentence end before a to the next after b, at most 400 bytes each way.
+func sentenceAround(s string, a, b int) string {
+	lo := max(0, a-400)
+	if k := strings.LastIndexAny(s[lo:a], ".!?\n"); k >= 0 {
+		lo += k + 1
+	}
+	hi := min(len(s), b+400)
+	if k := strings.IndexAny(s[b:hi], ".!?\n"); k >= 0 {
+		hi = b + k
+	}
+	return s[lo:hi]
 }
 
 // directiveWords and directivePairs, in the sentence naming another

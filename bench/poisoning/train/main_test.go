@@ -26,14 +26,16 @@ func TestCommittedModel(t *testing.T) {
 	threshold, _, _ := thresholdFor(oos, defaultMaxFP)
 	all, poc, _, benign := tally(oos, "all", threshold)
 	t.Logf("threshold %.4f: caught %d/%d (poc %d/%d), benign flagged %d/%d", threshold, all[0], all[1], poc[0], poc[1], benign[0], benign[1])
-	// The floors sit a little under what the committed data gives (73.4%
-	// and 72.1% since heldout7, whose study's and benchmark's payloads
-	// read much like benign definitions, took recall down from 77.3%).
-	if r := float64(all[0]) / float64(all[1]); r < 0.72 {
-		t.Errorf("out-of-split recall %.3f, want ≥ 0.72", r)
+	// The floors sit a little under what the committed data gives (70.0%
+	// and 70.5%: poisoning heldout7, whose study's and benchmark's
+	// payloads read much like benign definitions, and the catalogues'
+	// heldout10, whose benign ones read like instructions, took recall
+	// down from 77.3%).
+	if r := float64(all[0]) / float64(all[1]); r < 0.68 {
+		t.Errorf("out-of-split recall %.3f, want ≥ 0.68", r)
 	}
-	if r := float64(poc[0]) / float64(poc[1]); r < 0.70 {
-		t.Errorf("out-of-split proof-of-concept recall %.3f, want ≥ 0.70", r)
+	if r := float64(poc[0]) / float64(poc[1]); r < 0.68 {
+		t.Errorf("out-of-split proof-of-concept recall %.3f, want ≥ 0.68", r)
 	}
 	var dil [2]int
 	for _, x := range oos {
