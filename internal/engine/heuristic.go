@@ -455,6 +455,10 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 				// new_page: "Open a new tab and load a URL"
 				add(flow.Untrusted|flow.Sink, "%s %q loads a page at a URL in the browser", src, verb)
 			}
+			if r.verb == "start" && anyOf(r.objects, words("conversation chat thread dm message call")) != "" {
+				// start_conversation: a first message to someone
+				add(flow.Sink, "%s %q opens a conversation with someone", src, verb)
+			}
 			if (r.verb == "start" || r.verb == "restart") && debugger(r) && anyOf(r.objects, words("session")) == "" {
 				// start_debugging: launches the program it debugs
 				add(flow.Sink, "%s %q launches a program under the debugger", src, verb)

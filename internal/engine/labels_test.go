@@ -326,6 +326,11 @@ func TestLabelGeneralRules(t *testing.T) {
 		{"gdb", "create_debug_session", "", nil, 0},
 		{"lldb", "start_debugging", "Start the program under the debugger.", []Param{str("program", true)}, S},
 		{"crm", "delete_debug_logs", "", nil, S},
+		// Starting a conversation sends its first message; completing a
+		// task or bounty changes it on the service.
+		{"people", "start_conversation", "", []Param{str("person_id", true), str("message", true)}, S},
+		{"tasks", "complete_ticket", "", []Param{str("ticket_id", true)}, S},
+		{"browser", "start_session", "", nil, 0},
 		// What the page shows in a browser: its title, an element's
 		// attributes.
 		{"playwright", "browser_get_title", "The current page's title.", nil, U},

@@ -50,7 +50,7 @@ var verbLists = map[verbClass]string{
 		"replace rerun retry restart cleanup clean purge empty invalidate confirm accept decline reject dismiss link unlink " +
 		"manage management handle configure register unregister duplicate copy batch bulk upsert increment decrement " +
 		"respond rsvp compose replay pause unpause request attach detach watch unwatch clear erase wipe dml promote demote " +
-		"setup provision activate deactivate reactivate resume suspend acknowledge ack enroll onboard flush",
+		"setup provision activate deactivate reactivate resume suspend acknowledge ack enroll onboard flush complete",
 	vExec:     "execute exec run eval evaluate invoke call shell interact",
 	vUI:       "click type fill select press drag tap submit_form dblclick act uncheck",
 	vIdle:     "hover scroll wait sleep focus",
