@@ -727,8 +727,8 @@ func scanJSON(f jsonField, ix *shadowIndex, secretTool bool) []rawFinding {
 type payload struct {
 	at, end int // the encoded run in the field
 	how     string
-	text    string // what the model reads: the field with the run decoded, or the run alone
-	run     string // the run decoded, when text holds more
+	text    string // base64's decoded text
+	run     string // an escaped run, decoded
 }
 
 // scanPayloads scans the text each payload of a definition's field
@@ -737,8 +737,27 @@ type payload struct {
 // carries either, and the person reading the definition sees neither.
 func scanPayloads(field, s string, ix *shadowIndex) []rawFinding {
 	var out []rawFinding
-	for _, p := range encodedPayloads(s) {
-		out = append(out, scanField(ctxDef, field+" ("+p.how+" at "+strconv.Itoa(p.at)+")", p.text, fieldOpts{shadow: ix})...)
+	ps := encodedPayloads(s)
+	// escaped runs are decoded in place, all of them in one copy of the
+	// field, scanned once: "\u0049\u0047… ALL INSTRUCTIONS" reads as a
+	// sentence only with the words after it
+	var dec strings.Builder
+	last := 0
+	for _, p := range ps {
+		if p.how == "escapes" {
+			dec.WriteString(s[last:p.at])
+			dec.WriteString(p.run)
+			last = p.end
+		}
+	}
+	if last > 0 {
+		dec.WriteString(s[last:])
+		out = append(out, scanField(ctxDef, field+" (escapes decoded)", dec.String(), fieldOpts{shadow: ix})...)
+	}
+	for _, p := range ps {
+		if p.how != "escapes" {
+			out = append(out, scanField(ctxDef, field+" ("+p.how+" at "+strconv.Itoa(p.at)+")", p.text, fieldOpts{shadow: ix})...)
+		}
 		if run := cmp.Or(p.run, p.text); hiddenProse(run) {
 			out = append(out, rawFinding{Finding: Finding{Detector: detEncoded, Severity: Medium, Field: field, Start: p.at, End: p.end,
 				Evidence: clip(visible(s[p.at:p.end], false), 80),
@@ -845,9 +864,7 @@ func escapedPayloads(s string, n int) []payload {
 		}
 	done:
 		if count >= minEscapes && printable(b) {
-			// the run decoded in place: "\u0049\u0047… ALL INSTRUCTIONS"
-			// reads as one sentence only with the words after it
-			out = append(out, payload{at: i, end: j, how: "escapes", text: s[:i] + string(b) + s[j:], run: string(b)})
+			out = append(out, payload{at: i, end: j, how: "escapes", run: string(b)})
 		}
 		if j == i {
 			j++
