@@ -252,10 +252,11 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 		if inVocabulary(s, a, b) {
 			vocab[string(l)] = true
 		}
-		if vocab[string(l)] {
+		if vocab[string(l)] && !dest {
 			// listed among this tool's own words, here or earlier in the
 			// field ("wait_for (requires selector), …; use 'wait_for'
-			// instead"): no order about another server's tool
+			// instead"): no order about another server's tool. An order
+			// tied to an address stays one, listed or not.
 			directive = false
 		}
 		if !directive {
@@ -318,50 +319,83 @@ func markedAsTool(s string, a, b int) bool {
 		!(isPlainWord(s[a:b]) && modifiesNoun(s, b))
 }
 
-// modifiesNoun reports a plain word followed by a noun it qualifies: in
-// "do not use bash heredoc syntax" bash is an adjective, not a tool
-// called. A word the call could go on with ("to", "with", "first",
-// "instead") or the end of the clause leaves it a call.
+// modifiesNoun reports a plain word followed by a noun of syntax or
+// form that it qualifies: in "do not use bash heredoc syntax" bash names
+// a language, not a tool called. Any other word after it ("use bash
+// carefully") leaves it a call.
 func modifiesNoun(s string, b int) bool {
 	i := b
 	for i < len(s) && s[i] == ' ' {
 		i++
 	}
-	if i == b || i >= len(s) || !('a' <= s[i] && s[i] <= 'z') {
+	if i == b || i >= len(s) {
 		return false
 	}
 	j := i
 	for j < len(s) && isWordByte(s[j]) {
 		j++
 	}
-	return !callFollowers[s[i:j]]
+	return formNouns[strings.ToLower(s[i:j])]
 }
 
-// callFollowers are the words that may follow a tool's name in a call.
-var callFollowers = setOf(`to for with on in and or first then instead before after afterwards afterward later next when whenever if once again here now
-	tool function command directly only always also as at by from into of so until while`)
+// formNouns are what a language or format qualifies: bash heredoc, search
+// syntax, markdown tables.
+var formNouns = setOf(`heredoc heredocs syntax script scripts style quoting escaping expansion variables variable operators
+	operator flags flag options snippet snippets pipes pipe tables table formatting format dialect grammar idioms idiom
+	builtins builtin semantics conventions`)
 
-// inVocabulary reports a name in a comma-separated list of at least four
-// items ("Valid actions: navigate (…), click (…), wait_for (…), …"): the
+// inVocabulary reports a name that is one item of a comma-separated list
+// of at least four single words, each perhaps with a parenthesis after
+// it ("Valid actions: navigate (…), click (…), wait_for (…), …"): the
 // definition listing the words its own parameters take, not naming
 // another server's tool.
 func inVocabulary(s string, a, b int) bool {
-	sent := sentenceAround(s, a, b)
-	return strings.Count(sent, ",") >= 3 && (strings.Contains(s[max(0, a-3):a], ",") || strings.Contains(s[b:min(len(s), b+48)], ","))
+	lo, hi := sentenceBounds(s, a, b)
+	words, mine := 0, false
+	for start := lo; start <= hi; {
+		end := strings.IndexByte(s[start:hi], ',')
+		if end < 0 {
+			end = hi
+		} else {
+			end += start
+		}
+		if seg := listItem(s[start:end]); seg != "" && !strings.ContainsAny(seg, " \t") {
+			words++
+			if start <= a && b <= end {
+				mine = true
+			}
+		}
+		start = end + 1
+	}
+	return mine && words >= 4
 }
 
-// sentenceAround is the sentence of s holding [a, b): from the last
-// sentence end before a to the next after b, at most 400 bytes each way.
-func sentenceAround(s string, a, b int) string {
-	lo := max(0, a-400)
+// listItem is one item of a list with its parenthesis dropped and the
+// list's lead-in ("Valid actions:") cut: "wait_for (requires selector)"
+// is "wait_for".
+func listItem(seg string) string {
+	if k := strings.IndexByte(seg, '('); k >= 0 {
+		seg = seg[:k]
+	}
+	if k := strings.LastIndexByte(seg, ':'); k >= 0 {
+		seg = seg[k+1:]
+	}
+	return strings.Trim(seg, " '\"`")
+}
+
+// sentenceBounds are the bounds of the sentence of s holding [a, b): from
+// the last sentence end before a to the next after b, at most 400 bytes
+// each way.
+func sentenceBounds(s string, a, b int) (lo, hi int) {
+	lo = max(0, a-400)
 	if k := strings.LastIndexAny(s[lo:a], ".!?\n"); k >= 0 {
 		lo += k + 1
 	}
-	hi := min(len(s), b+400)
+	hi = min(len(s), b+400)
 	if k := strings.IndexAny(s[b:hi], ".!?\n"); k >= 0 {
 		hi = b + k
 	}
-	return s[lo:hi]
+	return lo, hi
 }
 
 // directiveWords and directivePairs, in the sentence naming another
