@@ -49,6 +49,8 @@ func adversarialInputs() map[string]string {
 		"escapes-unfinished": rep(`\u004`),
 		"backslashes":        rep(`\`),
 		"foreign-sentence":   rep("send_email always "),
+		"foreign-list":       rep("send_email, "),
+		"foreign-list-long":  rep("send_email x, "),
 		"cjk":                rep("忽略之前的"),
 		"newlines-system":    rep("\nsystem:"),
 		"bidi":               rep("\u202e"),

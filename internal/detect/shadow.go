@@ -249,7 +249,7 @@ func scanShadow(s string, v *view, ix *shadowIndex, add adder) {
 		}
 		directive, order, dest := dirs.at(a)
 		sev := High
-		if inVocabulary(s, a, b) {
+		if dirs.inVocabulary(s, a, b) {
 			vocab[string(l)] = true
 		}
 		if vocab[string(l)] && !dest {
@@ -348,26 +348,54 @@ var formNouns = setOf(`heredoc heredocs syntax script scripts style quoting esca
 // of at least four single words, each perhaps with a parenthesis after
 // it ("Valid actions: navigate (…), click (…), wait_for (…), …"): the
 // definition listing the words its own parameters take, not naming
-// another server's tool.
-func inVocabulary(s string, a, b int) bool {
-	lo, hi := sentenceBounds(s, a, b)
-	words, mine := 0, false
-	for start := lo; start <= hi; {
-		end := strings.IndexByte(s[start:hi], ',')
-		if end < 0 {
-			end = hi
-		} else {
-			end += start
-		}
-		if seg := listItem(s[start:end]); seg != "" && !strings.ContainsAny(seg, " \t") {
-			words++
-			if start <= a && b <= end {
-				mine = true
-			}
-		}
-		start = end + 1
+// another server's tool. The sentence's items are counted once, however
+// many names it holds.
+func (d *directives) inVocabulary(s string, a, b int) bool {
+	i, lo, hi := d.sentence(a)
+	if i < 0 || !soleItem(s, lo, hi, a, b) {
+		return false
 	}
-	return mine && words >= 4
+	if d.items == nil {
+		d.items = make([]int, len(d.ends))
+		for k := range d.items {
+			d.items[k] = -1
+		}
+	}
+	if d.items[i] < 0 {
+		n := 0
+		for start := lo; start <= hi; {
+			end := strings.IndexByte(s[start:hi], ',')
+			if end < 0 {
+				end = hi
+			} else {
+				end += start
+			}
+			if seg := listItem(s[start:end]); seg != "" && !strings.ContainsAny(seg, " \t") {
+				n++
+			}
+			start = end + 1
+		}
+		d.items[i] = n
+	}
+	return d.items[i] >= 4
+}
+
+// soleItem reports whether [a, b) is all of its list item: between it and
+// the comma, colon or sentence start before it, and the comma,
+// parenthesis or sentence end after it, only spaces and quotes.
+func soleItem(s string, lo, hi, a, b int) bool {
+	k := a - 1
+	for k >= lo && (s[k] == ' ' || s[k] == '\'' || s[k] == '"' || s[k] == '`') {
+		k--
+	}
+	if k >= lo && s[k] != ',' && s[k] != ':' {
+		return false
+	}
+	k = b
+	for k < hi && (s[k] == ' ' || s[k] == '\'' || s[k] == '"' || s[k] == '`') {
+		k++
+	}
+	return k >= hi || s[k] == ',' || s[k] == '('
 }
 
 // listItem is one item of a list with its parenthesis dropped and the
@@ -381,21 +409,6 @@ func listItem(seg string) string {
 		seg = seg[k+1:]
 	}
 	return strings.Trim(seg, " '\"`")
-}
-
-// sentenceBounds are the bounds of the sentence of s holding [a, b): from
-// the last sentence end before a to the next after b, at most 400 bytes
-// each way.
-func sentenceBounds(s string, a, b int) (lo, hi int) {
-	lo = max(0, a-400)
-	if k := strings.LastIndexAny(s[lo:a], ".!?\n"); k >= 0 {
-		lo += k + 1
-	}
-	hi = min(len(s), b+400)
-	if k := strings.IndexAny(s[b:hi], ".!?\n"); k >= 0 {
-		hi = b + k
-	}
-	return lo, hi
 }
 
 // directiveWords and directivePairs, in the sentence naming another
@@ -432,6 +445,7 @@ var (
 type directives struct {
 	ends            []int
 	on, order, dest []bool
+	items           []int // per sentence, its single-word list items (inVocabulary), -1 until counted
 }
 
 func newDirectives(s string) *directives {
@@ -499,11 +513,24 @@ func newDirectives(s string) *directives {
 // at reports whether the sentence holding offset a has a directive word,
 // a word of sequence, and a destination.
 func (d *directives) at(a int) (directive, order, dest bool) {
-	i := sort.SearchInts(d.ends, a+1)
-	if i >= len(d.on) {
+	i, _, _ := d.sentence(a)
+	if i < 0 {
 		return false, false, false
 	}
 	return d.on[i], d.order[i], d.dest[i]
+}
+
+// sentence returns the index of the sentence holding offset a and its
+// bounds [lo, hi) in the text, without its final break; -1 past the end.
+func (d *directives) sentence(a int) (i, lo, hi int) {
+	i = sort.SearchInts(d.ends, a+1)
+	if i >= len(d.on) {
+		return -1, 0, 0
+	}
+	if i > 0 {
+		lo = d.ends[i-1]
+	}
+	return i, lo, d.ends[i] - 1
 }
 
 func isWordByte(c byte) bool {
