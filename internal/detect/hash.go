@@ -182,9 +182,9 @@ func (c *canonicaliser) value(s []byte, i, depth int) (canonPiece, int, error) {
 			if i >= len(s) || s[i] != '"' {
 				return none, 0, errSyntax
 			}
-			end, err := jsonStringEnd(s, i)
-			if err != nil {
-				return none, 0, err
+			end, ok := jsonrpc.ScanString(s, i)
+			if !ok {
+				return none, 0, errSyntax
 			}
 			key, err := jsonStringValue(s[i:end])
 			if err != nil {
@@ -265,9 +265,9 @@ func (c *canonicaliser) value(s []byte, i, depth int) (canonPiece, int, error) {
 		c.nodes = append(c.nodes, canonNode{elems: slices.Clone(elems)})
 		return canonPiece{node: len(c.nodes) - 1}, i + 1, nil
 	case ch == '"':
-		end, err := jsonStringEnd(s, i)
-		if err != nil {
-			return none, 0, err
+		end, ok := jsonrpc.ScanString(s, i)
+		if !ok {
+			return none, 0, errSyntax
 		}
 		v, err := jsonStringValue(s[i:end])
 		if err != nil {
@@ -276,8 +276,8 @@ func (c *canonicaliser) value(s []byte, i, depth int) (canonPiece, int, error) {
 		c.arena = appendJSONString(c.arena, v, s[i:end])
 		return c.span(start), end, nil
 	case ch == '-' || '0' <= ch && ch <= '9':
-		end := numberEnd(s, i)
-		if end < 0 {
+		end, ok := jsonrpc.ScanNumber(s, i)
+		if !ok {
 			return none, 0, errSyntax
 		}
 		c.arena = append(c.arena, s[i:end]...) // as written
@@ -332,33 +332,16 @@ func appendJSONString(out, v, lit []byte) []byte {
 	return append(out, b.Bytes()...)
 }
 
-// jsonStringEnd returns the index after the JSON string starting at s[i] (a
-// quote): the next quote no backslash escapes. A control character
-// before it is an error; escapes are checked when it is decoded.
-func jsonStringEnd(s []byte, i int) (int, error) {
-	for i++; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"':
-			return i + 1, nil
-		case c == '\\':
-			i++
-		case c < 0x20:
-			return 0, errSyntax
-		}
-	}
-	return 0, errSyntax
-}
-
-// plainString reports whether a JSON string literal (from jsonStringEnd)
-// has no escapes and is valid UTF-8: its decoded value is its body, which
-// writeJSONString would write back as it is.
+// plainString reports whether a JSON string literal (from
+// jsonrpc.ScanString) has no escapes and is valid UTF-8: its decoded value
+// is its body, which writeJSONString would write back as it is.
 func plainString(lit []byte) bool {
 	body := lit[1 : len(lit)-1]
 	return bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body)
 }
 
 // jsonStringValue is the decoded value of a JSON string literal (from
-// jsonStringEnd), aliasing it when it is plain.
+// jsonrpc.ScanString), aliasing it when it is plain.
 func jsonStringValue(lit []byte) ([]byte, error) {
 	if plainString(lit) {
 		return lit[1 : len(lit)-1], nil
@@ -368,48 +351,6 @@ func jsonStringValue(lit []byte) ([]byte, error) {
 		return nil, errSyntax
 	}
 	return []byte(str), nil
-}
-
-// numberEnd returns the index after the JSON number starting at s[i], or
-// -1 if none does: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func numberEnd(s []byte, i int) int {
-	digits := func(i int) int {
-		j := i
-		for j < len(s) && '0' <= s[j] && s[j] <= '9' {
-			j++
-		}
-		return j
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && '1' <= s[i] && s[i] <= '9':
-		i = digits(i)
-	default:
-		return -1
-	}
-	if i < len(s) && s[i] == '.' {
-		j := digits(i + 1)
-		if j == i+1 {
-			return -1
-		}
-		i = j
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		j := digits(i)
-		if j == i {
-			return -1
-		}
-		i = j
-	}
-	return i
 }
 
 // writeJSONString writes s as a JSON string, escaping only what JSON

@@ -64,7 +64,7 @@ func scanValue(b []byte, i, limit int) (int, error) {
 			}
 			continue
 		case '"':
-			if i, ok = scanString(b, i); !ok {
+			if i, ok = ScanString(b, i); !ok {
 				return i, errSyntax
 			}
 		case 't':
@@ -80,7 +80,7 @@ func scanValue(b []byte, i, limit int) (int, error) {
 				return i, errSyntax
 			}
 		default:
-			if i, ok = scanNumber(b, i); !ok {
+			if i, ok = ScanNumber(b, i); !ok {
 				return i, errSyntax
 			}
 		}
@@ -120,7 +120,7 @@ func scanKey(b []byte, i int) (int, bool) {
 	if i >= len(b) || b[i] != '"' {
 		return i, false
 	}
-	i, ok := scanString(b, i)
+	i, ok := ScanString(b, i)
 	if !ok {
 		return i, false
 	}
@@ -131,10 +131,10 @@ func scanKey(b []byte, i int) (int, bool) {
 	return i + 1, true
 }
 
-// scanString validates the string literal at b[i] (a quote) and returns
+// ScanString validates the string literal at b[i] (a quote) and returns
 // the index just past its closing quote. It crosses eight bytes at a time
 // until a quote, a backslash or a control byte.
-func scanString(b []byte, i int) (int, bool) {
+func ScanString(b []byte, i int) (int, bool) {
 	const (
 		ones   = 0x0101010101010101
 		highs  = 0x8080808080808080
@@ -195,9 +195,9 @@ func literal(b []byte, i int, word string) (int, bool) {
 	return i + len(word), true
 }
 
-// scanNumber validates a number at b[i:]:
+// ScanNumber validates a number at b[i:]:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func scanNumber(b []byte, i int) (int, bool) {
+func ScanNumber(b []byte, i int) (int, bool) {
 	digits := func(i int) int {
 		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
 			i++
@@ -253,7 +253,7 @@ func validMembers(obj []byte, limit int, fn func(name string, value []byte) erro
 		if i >= len(obj) || obj[i] != '"' {
 			return i, errSyntax
 		}
-		end, ok := scanString(obj, i)
+		end, ok := ScanString(obj, i)
 		if !ok {
 			return end, errSyntax
 		}

@@ -68,9 +68,9 @@ func TestScanStringWords(t *testing.T) {
 				ok   bool
 			}{{`"`, true}, {`\"x"`, true}, {`\u00e9"`, true}, {"\x1f\"", false}, {"\x00\"", false}, {`\q"`, false}, {``, false}} {
 				in := []byte(`"` + body + tc.tail + strings.Repeat("z", 9))
-				end, ok := scanString(in, 0)
+				end, ok := ScanString(in, 0)
 				if ok != tc.ok || ok != json.Valid(in[:max(end, 1)]) {
-					t.Fatalf("scanString(%q) = %d, %v; want ok %v", in, end, ok, tc.ok)
+					t.Fatalf("ScanString(%q) = %d, %v; want ok %v", in, end, ok, tc.ok)
 				}
 			}
 		}
