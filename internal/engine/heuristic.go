@@ -34,6 +34,14 @@ var (
 	directoryObjects = words("channel member role team workspace guild category folder")
 	// browser objects are the page the browser shows.
 	browserObjects = words("page console network request snapshot screenshot text html content dom element tab accessibility pdf frame cookie link download attribute title css style selector audit insight diagnostic")
+	// questionWords open a name answered yes or no (is_visible, has_access).
+	questionWords = words("is has can")
+	// conversationObjects, started, are a first message to someone.
+	conversationObjects = words("conversation chat thread dm message call")
+	// debuggerWords in a name make it a debugger's (see debugger).
+	debuggerWords = words("debugging debugger breakpoint breakpoints watchpoint")
+	// launchVerbs start the program a debugger runs.
+	launchVerbs = words("start restart launch relaunch run")
 	// fetchLike verbs read what they are pointed at: given a URL, the web.
 	// get, read, load and their kind stay out: get_document(url) may read
 	// the user's own document by its address.
@@ -455,7 +463,7 @@ func heuristicLabels(def ToolDef, server string, local bool) (l flow.Labels, rea
 				// new_page: "Open a new tab and load a URL"
 				add(flow.Untrusted|flow.Sink, "%s %q loads a page at a URL in the browser", src, verb)
 			}
-			if r.verb == "start" && anyOf(r.objects, words("conversation chat thread dm message call")) != "" {
+			if r.verb == "start" && anyOf(r.objects, conversationObjects) != "" {
 				// start_conversation: a first message to someone
 				add(flow.Sink, "%s %q opens a conversation with someone", src, verb)
 			}
@@ -820,7 +828,7 @@ func objectList(objs []string) string {
 // any other tool.
 func yesNo(ws []string) bool {
 	for i := 0; i < len(ws)-1 && i < 2; i++ {
-		if words("is has can")[ws[i]] {
+		if questionWords[ws[i]] {
 			return len(ws)-i <= 3
 		}
 	}
@@ -830,7 +838,7 @@ func yesNo(ws []string) bool {
 // debugger reports a debugger's tool: its breakpoints, sessions and the
 // processes it attaches to are on this machine.
 func debugger(r reading) bool {
-	return anyOf(r.tokens, words("debugging debugger breakpoint breakpoints watchpoint")) != "" ||
+	return anyOf(r.tokens, debuggerWords) != "" ||
 		slices.Contains(r.tokens, "debug") && anyOf(r.tokens, words("session sessions")) != "" // not Salesforce's debug logs
 }
 
@@ -855,7 +863,7 @@ func isLocalWrite(def ToolDef, r reading, c context) bool {
 	if words("clear flush reset purge")[r.verb] && len(r.objects) > 0 && allOf(r.objects, words("cache exchange log")) {
 		return true // the server's own cache
 	}
-	if debugger(r) && !r.hasURL && !words("start restart launch relaunch run")[r.verb] {
+	if debugger(r) && !r.hasURL && !launchVerbs[r.verb] {
 		// breakpoints, a debug session, attaching to a process: the
 		// debugger's own state on this machine
 		return true
